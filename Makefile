@@ -1,0 +1,80 @@
+# Muster's build. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+BIN          ?= $(CURDIR)/bin
+K8S_BIN      ?= $(BIN)/k8s
+CONTROLLER_GEN ?= $(BIN)/controller-gen
+GO_TEST_FLAGS ?= -count=1
+# The integration suites share one API server per package; two packages at a
+# time keeps a 2-core machine responsive.
+GO_TEST_PARALLEL ?= 2
+
+export KUBEBUILDER_ASSETS := $(K8S_BIN)
+
+.PHONY: all
+all: build
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations from markers.
+	$(CONTROLLER_GEN) crd paths=./apis/muster/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role webhook paths=./cmd/... paths=./controllers/... paths=./webhooks/... \
+		output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+
+.PHONY: fmt
+fmt: ## Run gofmt on the code.
+	gofmt -l -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: verify
+verify: manifests generate ## Fail if generated files are stale or code is unformatted.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	@git diff --exit-code --stat -- apis config && test -z "$$(git ls-files --others --exclude-standard -- apis config)" || \
+		{ git ls-files --others --exclude-standard -- apis config; echo "generated files are stale: run make manifests generate and commit"; exit 1; }
+	go vet ./...
+
+##@ Test
+
+.PHONY: test
+test: envtest-assets test-unit test-integration ## Run all unit and integration tests (what CI runs).
+
+.PHONY: test-unit
+test-unit: ## Run unit tests (no API server).
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/)
+
+.PHONY: test-integration
+test-integration: envtest-assets ## Run integration tests against a real kube-apiserver and etcd.
+	go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./test/integration/...
+
+.PHONY: envtest-assets
+envtest-assets: ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
+	@hack/build-k8s.sh $(K8S_BIN) etcd kube-apiserver kubectl
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager binary.
+	go build -o $(BIN)/muster ./cmd/muster
+
+.PHONY: run
+run: manifests ## Run the manager against the cluster of the current kubeconfig.
+	go run ./cmd/muster --config config/manager/controller_manager_config.yaml
+
+$(CONTROLLER_GEN): hack/tools/gen/go.mod hack/tools/gen/go.sum
+	cd hack/tools/gen && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen

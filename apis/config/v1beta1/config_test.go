@@ -1,0 +1,94 @@
+package v1beta1
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadDefaults(t *testing.T) {
+	cfg, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := map[string]bool{
+		"namespace":            *cfg.Namespace == DefaultNamespace,
+		"webhook port":         *cfg.Webhook.Port == DefaultWebhookPort,
+		"leader election on":   *cfg.LeaderElection.LeaderElect,
+		"lease namespace":      cfg.LeaderElection.ResourceNamespace == DefaultNamespace,
+		"all frameworks":       len(cfg.Integrations.Frameworks) == 3,
+		"kueue label accepted": *cfg.Integrations.AcceptKueueQueueLabel,
+		"qps":                  *cfg.ClientConnection.QPS == DefaultClientQPS,
+		"pods ready timeout":   cfg.WaitForPodsReady.Timeout.Duration == 5*time.Minute,
+		"fair sharing off":     !cfg.FairSharing.Enable,
+		"internal certs on":    *cfg.InternalCertManagement.Enable,
+	}
+	for name, ok := range checks {
+		if !ok {
+			t.Errorf("default %s not set as expected", name)
+		}
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	cases := map[string]struct {
+		yaml    string
+		wantErr string
+		check   func(*Configuration) bool
+	}{
+		"overrides": {
+			yaml: "namespace: other\nintegrations:\n  frameworks: [batch/job]\n  acceptKueueQueueLabel: false\n",
+			check: func(c *Configuration) bool {
+				return *c.Namespace == "other" && len(c.Integrations.Frameworks) == 1 && !*c.Integrations.AcceptKueueQueueLabel
+			},
+		},
+		"lease namespace follows namespace": {
+			yaml:  "namespace: other\n",
+			check: func(c *Configuration) bool { return c.LeaderElection.ResourceNamespace == "other" },
+		},
+		"unknown framework": {
+			yaml:    "integrations:\n  frameworks: [argo/workflow]\n",
+			wantErr: "integrations.frameworks[0]: Unsupported value",
+		},
+		"negative qps": {
+			yaml:    "clientConnection:\n  qps: -1\n",
+			wantErr: "clientConnection.qps",
+		},
+		"backoff max below base": {
+			yaml:    "waitForPodsReady:\n  requeuingStrategy:\n    backoffBaseSeconds: 10\n    backoffMaxSeconds: 5\n",
+			wantErr: "backoffMaxSeconds",
+		},
+		"lease shorter than renew": {
+			yaml:    "leaderElection:\n  leaseDuration: 5s\n  renewDeadline: 10s\n",
+			wantErr: "leaseDuration",
+		},
+		"unknown field": {
+			yaml:    "namespce: typo\n",
+			wantErr: "unknown field",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			content := "apiVersion: config.muster.dev/v1beta1\nkind: Configuration\n" + tc.yaml
+			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := Load(path)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("want error containing %q, got %v", tc.wantErr, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(cfg) {
+				t.Errorf("unexpected config: %+v", cfg)
+			}
+		})
+	}
+}

@@ -1,0 +1,146 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +kubebuilder:object:root=true
+
+// Configuration is the component configuration of the Muster manager.
+type Configuration struct {
+	metav1.TypeMeta `json:",inline"`
+
+	// Namespace is where Muster runs; its job webhooks skip it.
+	Namespace *string `json:"namespace,omitempty"`
+
+	// Health is where the liveness and readiness probes are served.
+	Health HealthConfig `json:"health,omitempty"`
+
+	// Metrics is where Prometheus metrics are served.
+	Metrics MetricsConfig `json:"metrics,omitempty"`
+
+	// Webhook configures the webhook server.
+	Webhook WebhookConfig `json:"webhook,omitempty"`
+
+	// LeaderElection configures leader election between replicas: only the
+	// leader schedules and writes; every replica serves webhooks.
+	LeaderElection *LeaderElectionConfig `json:"leaderElection,omitempty"`
+
+	// ClientConnection limits the manager's requests to the API server.
+	ClientConnection *ClientConnection `json:"clientConnection,omitempty"`
+
+	// Integrations selects the job kinds Muster manages.
+	Integrations *Integrations `json:"integrations,omitempty"`
+
+	// InternalCertManagement makes Muster create and rotate its own webhook
+	// serving certificate.
+	InternalCertManagement *InternalCertManagement `json:"internalCertManagement,omitempty"`
+
+	// WaitForPodsReady evicts and requeues admitted workloads whose pods do
+	// not all become ready in time.
+	WaitForPodsReady *WaitForPodsReady `json:"waitForPodsReady,omitempty"`
+
+	// FairSharing enables DRF fair sharing between the queues of a cohort.
+	FairSharing *FairSharing `json:"fairSharing,omitempty"`
+}
+
+// HealthConfig configures the health probes.
+type HealthConfig struct {
+	// HealthProbeBindAddress is the address of /healthz and /readyz.
+	HealthProbeBindAddress string `json:"healthProbeBindAddress,omitempty"`
+}
+
+// MetricsConfig configures the metrics endpoint.
+type MetricsConfig struct {
+	// BindAddress is the address of /metrics; "0" turns it off.
+	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// WebhookConfig configures the webhook server.
+type WebhookConfig struct {
+	// Port is the port the webhook server listens on.
+	Port *int `json:"port,omitempty"`
+	// Host is the address the webhook server binds to; empty means all.
+	Host string `json:"host,omitempty"`
+	// CertDir holds tls.crt and tls.key.
+	CertDir string `json:"certDir,omitempty"`
+}
+
+// LeaderElectionConfig configures leader election.
+type LeaderElectionConfig struct {
+	// LeaderElect turns leader election on.
+	LeaderElect *bool `json:"leaderElect,omitempty"`
+	// ResourceName is the name of the Lease.
+	ResourceName string `json:"resourceName,omitempty"`
+	// ResourceNamespace is the namespace of the Lease; default: Namespace.
+	ResourceNamespace string `json:"resourceNamespace,omitempty"`
+	// LeaseDuration is how long followers wait before taking a lease that
+	// was not renewed.
+	LeaseDuration *metav1.Duration `json:"leaseDuration,omitempty"`
+	// RenewDeadline is how long the leader tries to renew before giving up.
+	RenewDeadline *metav1.Duration `json:"renewDeadline,omitempty"`
+	// RetryPeriod is how often the lease is tried.
+	RetryPeriod *metav1.Duration `json:"retryPeriod,omitempty"`
+}
+
+// ClientConnection limits requests to the API server.
+type ClientConnection struct {
+	// QPS is the sustained request rate.
+	QPS *float32 `json:"qps,omitempty"`
+	// Burst is the short-term request rate.
+	Burst *int32 `json:"burst,omitempty"`
+}
+
+// Integrations selects the job kinds Muster manages.
+type Integrations struct {
+	// Frameworks lists the enabled kinds: batch/job,
+	// kubeflow.org/pytorchjob, ray.io/raycluster.
+	Frameworks []string `json:"frameworks,omitempty"`
+	// AcceptKueueQueueLabel makes Muster manage jobs labelled with Kueue's
+	// kueue.x-k8s.io/queue-name too. Turn it off to run beside Kueue.
+	AcceptKueueQueueLabel *bool `json:"acceptKueueQueueLabel,omitempty"`
+}
+
+// InternalCertManagement configures Muster's own webhook certificates.
+type InternalCertManagement struct {
+	// Enable turns internal certificate management on.
+	Enable *bool `json:"enable,omitempty"`
+	// WebhookServiceName is the Service in front of the webhook server.
+	WebhookServiceName *string `json:"webhookServiceName,omitempty"`
+	// WebhookSecretName is the Secret that stores the certificates.
+	WebhookSecretName *string `json:"webhookSecretName,omitempty"`
+}
+
+// WaitForPodsReady configures eviction of workloads whose pods do not start.
+type WaitForPodsReady struct {
+	// Enable turns the feature on.
+	Enable bool `json:"enable,omitempty"`
+	// Timeout after admission within which all pods must be ready.
+	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// BlockAdmission admits nothing else while an admitted workload is not
+	// ready yet.
+	BlockAdmission *bool `json:"blockAdmission,omitempty"`
+	// RequeuingStrategy is the backoff of evicted workloads.
+	RequeuingStrategy *RequeuingStrategy `json:"requeuingStrategy,omitempty"`
+}
+
+// RequeuingStrategy is the backoff of workloads evicted by waitForPodsReady.
+type RequeuingStrategy struct {
+	// BackoffBaseSeconds is the first delay; it doubles on each requeue.
+	BackoffBaseSeconds *int32 `json:"backoffBaseSeconds,omitempty"`
+	// BackoffMaxSeconds caps the delay.
+	BackoffMaxSeconds *int32 `json:"backoffMaxSeconds,omitempty"`
+	// BackoffLimitCount is how many times a workload is requeued before it is
+	// deactivated; unset means forever.
+	BackoffLimitCount *int32 `json:"backoffLimitCount,omitempty"`
+}
+
+// FairSharing configures DRF fair sharing.
+type FairSharing struct {
+	// Enable turns fair sharing on.
+	Enable bool `json:"enable,omitempty"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Configuration{})
+}

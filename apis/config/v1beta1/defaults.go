@@ -1,0 +1,141 @@
+package v1beta1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// Framework names of the job kinds Muster can manage.
+const (
+	FrameworkBatchJob   = "batch/job"
+	FrameworkPyTorchJob = "kubeflow.org/pytorchjob"
+	FrameworkRayCluster = "ray.io/raycluster"
+)
+
+// Defaults of the configuration.
+const (
+	DefaultNamespace              = "muster-system"
+	DefaultHealthProbeBindAddress = ":8081"
+	DefaultMetricsBindAddress     = ":8443"
+	DefaultWebhookPort            = 9443
+	DefaultWebhookCertDir         = "/tmp/k8s-webhook-server/serving-certs"
+	DefaultLeaderElectionID       = "muster.dev"
+	DefaultWebhookServiceName     = "muster-webhook-service"
+	DefaultWebhookSecretName      = "muster-webhook-server-cert"
+	DefaultClientQPS              = 50
+	DefaultClientBurst            = 100
+	DefaultPodsReadyTimeout       = 5 * time.Minute
+	DefaultBackoffBaseSeconds     = 60
+	DefaultBackoffMaxSeconds      = 3600
+)
+
+// DefaultFrameworks are the job kinds enabled when the config names none.
+var DefaultFrameworks = []string{FrameworkBatchJob, FrameworkPyTorchJob, FrameworkRayCluster}
+
+// SetDefaults fills every field the user left out.
+func SetDefaults(c *Configuration) {
+	if c.Namespace == nil {
+		c.Namespace = ptr.To(DefaultNamespace)
+	}
+	if c.Health.HealthProbeBindAddress == "" {
+		c.Health.HealthProbeBindAddress = DefaultHealthProbeBindAddress
+	}
+	if c.Metrics.BindAddress == "" {
+		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if c.Webhook.Port == nil {
+		c.Webhook.Port = ptr.To(DefaultWebhookPort)
+	}
+	if c.Webhook.CertDir == "" {
+		c.Webhook.CertDir = DefaultWebhookCertDir
+	}
+	setLeaderElectionDefaults(c)
+	if c.ClientConnection == nil {
+		c.ClientConnection = &ClientConnection{}
+	}
+	if c.ClientConnection.QPS == nil {
+		c.ClientConnection.QPS = ptr.To[float32](DefaultClientQPS)
+	}
+	if c.ClientConnection.Burst == nil {
+		c.ClientConnection.Burst = ptr.To[int32](DefaultClientBurst)
+	}
+	if c.Integrations == nil {
+		c.Integrations = &Integrations{}
+	}
+	if c.Integrations.Frameworks == nil {
+		c.Integrations.Frameworks = append([]string(nil), DefaultFrameworks...)
+	}
+	if c.Integrations.AcceptKueueQueueLabel == nil {
+		c.Integrations.AcceptKueueQueueLabel = ptr.To(true)
+	}
+	setCertDefaults(c)
+	setPodsReadyDefaults(c)
+	if c.FairSharing == nil {
+		c.FairSharing = &FairSharing{}
+	}
+}
+
+func setLeaderElectionDefaults(c *Configuration) {
+	if c.LeaderElection == nil {
+		c.LeaderElection = &LeaderElectionConfig{}
+	}
+	le := c.LeaderElection
+	if le.LeaderElect == nil {
+		le.LeaderElect = ptr.To(true)
+	}
+	if le.ResourceName == "" {
+		le.ResourceName = DefaultLeaderElectionID
+	}
+	if le.ResourceNamespace == "" {
+		le.ResourceNamespace = *c.Namespace
+	}
+	if le.LeaseDuration == nil {
+		le.LeaseDuration = &metav1.Duration{Duration: 15 * time.Second}
+	}
+	if le.RenewDeadline == nil {
+		le.RenewDeadline = &metav1.Duration{Duration: 10 * time.Second}
+	}
+	if le.RetryPeriod == nil {
+		le.RetryPeriod = &metav1.Duration{Duration: 2 * time.Second}
+	}
+}
+
+func setCertDefaults(c *Configuration) {
+	if c.InternalCertManagement == nil {
+		c.InternalCertManagement = &InternalCertManagement{}
+	}
+	icm := c.InternalCertManagement
+	if icm.Enable == nil {
+		icm.Enable = ptr.To(true)
+	}
+	if icm.WebhookServiceName == nil {
+		icm.WebhookServiceName = ptr.To(DefaultWebhookServiceName)
+	}
+	if icm.WebhookSecretName == nil {
+		icm.WebhookSecretName = ptr.To(DefaultWebhookSecretName)
+	}
+}
+
+func setPodsReadyDefaults(c *Configuration) {
+	if c.WaitForPodsReady == nil {
+		c.WaitForPodsReady = &WaitForPodsReady{}
+	}
+	w := c.WaitForPodsReady
+	if w.Timeout == nil {
+		w.Timeout = &metav1.Duration{Duration: DefaultPodsReadyTimeout}
+	}
+	if w.BlockAdmission == nil {
+		w.BlockAdmission = ptr.To(false)
+	}
+	if w.RequeuingStrategy == nil {
+		w.RequeuingStrategy = &RequeuingStrategy{}
+	}
+	if w.RequeuingStrategy.BackoffBaseSeconds == nil {
+		w.RequeuingStrategy.BackoffBaseSeconds = ptr.To[int32](DefaultBackoffBaseSeconds)
+	}
+	if w.RequeuingStrategy.BackoffMaxSeconds == nil {
+		w.RequeuingStrategy.BackoffMaxSeconds = ptr.To[int32](DefaultBackoffMaxSeconds)
+	}
+}

@@ -1,0 +1,52 @@
+package v1beta1
+
+import (
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Validate reports every invalid field of a defaulted configuration.
+func Validate(c *Configuration) field.ErrorList {
+	var errs field.ErrorList
+	if *c.ClientConnection.QPS <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "qps"), *c.ClientConnection.QPS, "must be positive"))
+	}
+	if *c.ClientConnection.Burst <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), *c.ClientConnection.Burst, "must be positive"))
+	}
+	if p := *c.Webhook.Port; p <= 0 || p > 65535 {
+		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be between 1 and 65535"))
+	}
+	frameworks := field.NewPath("integrations", "frameworks")
+	for i, f := range c.Integrations.Frameworks {
+		if !slices.Contains(DefaultFrameworks, f) {
+			errs = append(errs, field.NotSupported(frameworks.Index(i), f, DefaultFrameworks))
+		}
+	}
+	errs = append(errs, validatePodsReady(c.WaitForPodsReady, field.NewPath("waitForPodsReady"))...)
+	le := c.LeaderElection
+	if *le.LeaderElect && le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
+		errs = append(errs, field.Invalid(field.NewPath("leaderElection", "leaseDuration"), le.LeaseDuration.Duration.String(), "must be greater than renewDeadline"))
+	}
+	return errs
+}
+
+func validatePodsReady(w *WaitForPodsReady, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if w.Timeout.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("timeout"), w.Timeout.Duration.String(), "must be positive"))
+	}
+	rs := w.RequeuingStrategy
+	rsPath := path.Child("requeuingStrategy")
+	if *rs.BackoffBaseSeconds <= 0 {
+		errs = append(errs, field.Invalid(rsPath.Child("backoffBaseSeconds"), *rs.BackoffBaseSeconds, "must be positive"))
+	}
+	if *rs.BackoffMaxSeconds < *rs.BackoffBaseSeconds {
+		errs = append(errs, field.Invalid(rsPath.Child("backoffMaxSeconds"), *rs.BackoffMaxSeconds, "must not be less than backoffBaseSeconds"))
+	}
+	if rs.BackoffLimitCount != nil && *rs.BackoffLimitCount < 0 {
+		errs = append(errs, field.Invalid(rsPath.Child("backoffLimitCount"), *rs.BackoffLimitCount, "must not be negative"))
+	}
+	return errs
+}

@@ -1,0 +1,243 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterQueueSpec defines the quota of a ClusterQueue and how it queues,
+// borrows and preempts.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.cohort) && size(self.cohort) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(g, g.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit))))",message="borrowingLimit is only allowed in a cohort"
+// +kubebuilder:validation:XValidation:rule="(has(self.cohort) && size(self.cohort) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(g, g.flavors.all(f, f.resources.all(r, !has(r.lendingLimit))))",message="lendingLimit is only allowed in a cohort"
+// +kubebuilder:validation:XValidation:rule="!has(self.resourceGroups) || self.resourceGroups.all(g1, g1.flavors.all(f1, self.resourceGroups.filter(g2, g2.flavors.exists(f2, f2.name == f1.name)).size() == 1))",message="a flavor may appear in only one resource group"
+// +kubebuilder:validation:XValidation:rule="!has(self.resourceGroups) || self.resourceGroups.all(g1, g1.coveredResources.all(r, self.resourceGroups.filter(g2, r in g2.coveredResources).size() == 1))",message="a resource may be covered by only one resource group"
+type ClusterQueueSpec struct {
+	// resourceGroups define the quota, per flavor, of the resources the
+	// queue's workloads may use. A workload requesting a resource no group
+	// covers is not admitted.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	ResourceGroups []ResourceGroup `json:"resourceGroups,omitempty"`
+
+	// cohort is the cohort this queue shares unused quota with. Queues of the
+	// same cohort lend each other what they do not use, within the borrowing
+	// and lending limits.
+	// +optional
+	Cohort CohortReference `json:"cohort,omitempty"`
+
+	// queueingStrategy orders the queue's pending workloads. StrictFIFO
+	// admits in order and waits for the head; BestEffortFIFO lets later
+	// workloads that fit pass one that does not.
+	// +optional
+	// +kubebuilder:default=BestEffortFIFO
+	QueueingStrategy QueueingStrategy `json:"queueingStrategy,omitempty"`
+
+	// namespaceSelector selects the namespaces whose LocalQueues may submit
+	// to this queue. Unset selects none; an empty selector selects all.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// flavorFungibility says when to stop at a flavor that fits only by
+	// borrowing or preempting, rather than try the next one.
+	// +optional
+	// +kubebuilder:default={}
+	FlavorFungibility *FlavorFungibility `json:"flavorFungibility,omitempty"`
+
+	// preemption says which admitted workloads a pending one may evict.
+	// +optional
+	// +kubebuilder:default={}
+	Preemption *ClusterQueuePreemption `json:"preemption,omitempty"`
+
+	// stopPolicy stops the queue: Hold admits nothing new, HoldAndDrain also
+	// evicts what is admitted.
+	// +optional
+	// +kubebuilder:default=None
+	StopPolicy *StopPolicy `json:"stopPolicy,omitempty"`
+
+	// fairSharing sets the queue's weight when fair sharing is enabled.
+	// +optional
+	FairSharing *FairSharing `json:"fairSharing,omitempty"`
+}
+
+// QueueingStrategy orders the pending workloads of a ClusterQueue.
+// +kubebuilder:validation:Enum=StrictFIFO;BestEffortFIFO
+type QueueingStrategy string
+
+const (
+	// StrictFIFO admits workloads in priority and creation order; a head that
+	// does not fit blocks the workloads behind it.
+	StrictFIFO QueueingStrategy = "StrictFIFO"
+	// BestEffortFIFO admits in the same order, but a workload that does not
+	// fit is set aside until quota frees up, and later workloads may pass it.
+	BestEffortFIFO QueueingStrategy = "BestEffortFIFO"
+)
+
+// FlavorFungibility decides whether a workload that fits a flavor only by
+// borrowing or preemption takes it or tries the next flavor first.
+type FlavorFungibility struct {
+	// whenCanBorrow: Borrow takes the flavor; TryNextFlavor first looks for a
+	// flavor that fits without borrowing.
+	// +optional
+	// +kubebuilder:validation:Enum=Borrow;TryNextFlavor
+	// +kubebuilder:default=Borrow
+	WhenCanBorrow FlavorFungibilityPolicy `json:"whenCanBorrow,omitempty"`
+
+	// whenCanPreempt: Preempt evicts workloads to fit on the flavor;
+	// TryNextFlavor first looks for a flavor that fits without preemption.
+	// +optional
+	// +kubebuilder:validation:Enum=Preempt;TryNextFlavor
+	// +kubebuilder:default=TryNextFlavor
+	WhenCanPreempt FlavorFungibilityPolicy `json:"whenCanPreempt,omitempty"`
+}
+
+// FlavorFungibilityPolicy is the choice of FlavorFungibility.
+type FlavorFungibilityPolicy string
+
+const (
+	Borrow        FlavorFungibilityPolicy = "Borrow"
+	Preempt       FlavorFungibilityPolicy = "Preempt"
+	TryNextFlavor FlavorFungibilityPolicy = "TryNextFlavor"
+)
+
+// PreemptionPolicy says which workloads may be preempted.
+type PreemptionPolicy string
+
+const (
+	// PreemptionPolicyNever never preempts.
+	PreemptionPolicyNever PreemptionPolicy = "Never"
+	// PreemptionPolicyLowerPriority preempts workloads of lower priority.
+	PreemptionPolicyLowerPriority PreemptionPolicy = "LowerPriority"
+	// PreemptionPolicyLowerOrNewerEqualPriority also preempts workloads of
+	// equal priority that were created later.
+	PreemptionPolicyLowerOrNewerEqualPriority PreemptionPolicy = "LowerOrNewerEqualPriority"
+	// PreemptionPolicyAny preempts any workload.
+	PreemptionPolicyAny PreemptionPolicy = "Any"
+)
+
+// ClusterQueuePreemption says when a pending workload may evict admitted ones.
+//
+// +kubebuilder:validation:XValidation:rule="!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) && self.borrowWithinCohort.policy != 'Never')",message="borrowWithinCohort requires reclaimWithinCohort other than Never"
+type ClusterQueuePreemption struct {
+	// reclaimWithinCohort: whether a workload that fits in this queue's
+	// nominal quota may evict workloads of other queues in the cohort that
+	// borrow it. Never, LowerPriority (only lower-priority ones) or Any.
+	// +optional
+	// +kubebuilder:validation:Enum=Never;LowerPriority;Any
+	// +kubebuilder:default=Never
+	ReclaimWithinCohort PreemptionPolicy `json:"reclaimWithinCohort,omitempty"`
+
+	// borrowWithinCohort: whether a workload that must borrow may evict
+	// lower-priority workloads of other queues in the cohort to do so.
+	// +optional
+	BorrowWithinCohort *BorrowWithinCohort `json:"borrowWithinCohort,omitempty"`
+
+	// withinClusterQueue: whether a workload that does not fit may evict
+	// workloads of its own queue. Never, LowerPriority or
+	// LowerOrNewerEqualPriority.
+	// +optional
+	// +kubebuilder:validation:Enum=Never;LowerPriority;LowerOrNewerEqualPriority
+	// +kubebuilder:default=Never
+	WithinClusterQueue PreemptionPolicy `json:"withinClusterQueue,omitempty"`
+}
+
+// BorrowWithinCohort configures preemption of other queues' workloads to
+// borrow quota.
+type BorrowWithinCohort struct {
+	// policy: Never or LowerPriority.
+	// +optional
+	// +kubebuilder:validation:Enum=Never;LowerPriority
+	// +kubebuilder:default=Never
+	Policy PreemptionPolicy `json:"policy,omitempty"`
+
+	// maxPriorityThreshold: only workloads of this priority or lower may be
+	// preempted. Unset: any lower priority.
+	// +optional
+	MaxPriorityThreshold *int32 `json:"maxPriorityThreshold,omitempty"`
+}
+
+// ClusterQueueStatus reports the state of a ClusterQueue.
+type ClusterQueueStatus struct {
+	// conditions: Active says whether the queue admits workloads, and why not.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// pendingWorkloads is the number of workloads waiting for quota.
+	// +optional
+	PendingWorkloads int32 `json:"pendingWorkloads"`
+
+	// reservingWorkloads is the number of workloads holding quota.
+	// +optional
+	ReservingWorkloads int32 `json:"reservingWorkloads"`
+
+	// admittedWorkloads is the number of workloads admitted (holding quota
+	// and past every admission check).
+	// +optional
+	AdmittedWorkloads int32 `json:"admittedWorkloads"`
+
+	// flavorsReservation is the quota reserved per flavor and resource.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	FlavorsReservation []FlavorUsage `json:"flavorsReservation,omitempty"`
+
+	// flavorsUsage is the quota used by admitted workloads per flavor and
+	// resource.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	FlavorsUsage []FlavorUsage `json:"flavorsUsage,omitempty"`
+
+	// fairSharing reports the queue's weighted share.
+	// +optional
+	FairSharing *FairSharingStatus `json:"fairSharing,omitempty"`
+}
+
+const (
+	// ClusterQueueActive is True when the queue can admit workloads.
+	ClusterQueueActive = "Active"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,shortName=cq
+// +kubebuilder:printcolumn:name="Cohort",type=string,JSONPath=".spec.cohort"
+// +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=".spec.queueingStrategy",priority=1
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=".status.pendingWorkloads"
+// +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=".status.admittedWorkloads"
+// +kubebuilder:printcolumn:name="Active",type=string,JSONPath=".status.conditions[?(@.type==\"Active\")].status"
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=".status.conditions[?(@.type==\"Active\")].reason",priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+
+// ClusterQueue holds quota for a set of resources and flavors and admits
+// workloads into it, whole or not at all.
+type ClusterQueue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec ClusterQueueSpec `json:"spec,omitempty"`
+	// +optional
+	Status ClusterQueueStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterQueueList is a list of ClusterQueues.
+type ClusterQueueList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterQueue `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterQueue{}, &ClusterQueueList{})
+}

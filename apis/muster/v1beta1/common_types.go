@@ -1,0 +1,150 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+const (
+	// QueueNameLabel is the label by which a job names the LocalQueue it is
+	// submitted to.
+	QueueNameLabel = "muster.dev/queue-name"
+	// KueueQueueNameLabel is Kueue's queue label. Muster accepts it too (unless
+	// switched off in the component config) so that jobs written for Kueue run
+	// unchanged.
+	KueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
+	// WorkloadPriorityClassLabel names the WorkloadPriorityClass of a job.
+	WorkloadPriorityClassLabel = "muster.dev/priority-class"
+)
+
+// ResourceFlavorReference is the name of a ResourceFlavor.
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+type ResourceFlavorReference string
+
+// ClusterQueueReference is the name of a ClusterQueue.
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+type ClusterQueueReference string
+
+// CohortReference is the name of a cohort. A cohort exists as soon as a
+// ClusterQueue or Cohort names it; a Cohort object only adds quota, a parent
+// or a weight.
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+type CohortReference string
+
+// LocalQueueName is the name of a LocalQueue in the workload's namespace.
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+type LocalQueueName string
+
+// ResourceGroup is a set of resources that are assigned flavors together: a
+// pod set gets one flavor for all the covered resources of a group (for
+// example the GPUs and the CPUs of the same machine type).
+//
+// +kubebuilder:validation:XValidation:rule="self.flavors.all(f, size(f.resources) == size(self.coveredResources) && f.resources.all(r, r.name in self.coveredResources))",message="each flavor must list exactly the coveredResources of its group"
+type ResourceGroup struct {
+	// coveredResources lists the resources whose quota this group defines.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	CoveredResources []corev1.ResourceName `json:"coveredResources"`
+
+	// flavors lists the flavors of the group in the order they are tried.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Flavors []FlavorQuotas `json:"flavors"`
+}
+
+// FlavorQuotas is the quota of one flavor for the covered resources of a group.
+type FlavorQuotas struct {
+	// name of the ResourceFlavor.
+	Name ResourceFlavorReference `json:"name"`
+
+	// resources holds the quota of each covered resource.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	Resources []ResourceQuota `json:"resources"`
+}
+
+// ResourceQuota is the quota of one resource in one flavor. Negative
+// quantities and a lendingLimit above nominalQuota are rejected by the
+// ClusterQueue and Cohort validating webhooks: CEL cannot parse quantity
+// strings within the cost budget of a list nested three deep.
+type ResourceQuota struct {
+	// name of the resource, e.g. cpu, memory or nvidia.com/gpu.
+	Name corev1.ResourceName `json:"name"`
+
+	// nominalQuota is how much of the resource this queue guarantees to its
+	// workloads. Unused nominal quota can be lent to the cohort.
+	NominalQuota resource.Quantity `json:"nominalQuota"`
+
+	// borrowingLimit is how much more than nominalQuota the queue may borrow
+	// from its cohort. Unset means no limit; zero forbids borrowing. Only
+	// allowed in a cohort.
+	// +optional
+	BorrowingLimit *resource.Quantity `json:"borrowingLimit,omitempty"`
+
+	// lendingLimit is how much of the unused nominalQuota the cohort may
+	// borrow. Unset means all of it. Only allowed in a cohort.
+	// +optional
+	LendingLimit *resource.Quantity `json:"lendingLimit,omitempty"`
+}
+
+// FairSharing configures a queue's or cohort's place in DRF fair sharing.
+type FairSharing struct {
+	// weight scales the queue's share: a queue of weight 2 may use twice the
+	// borrowed resources of a queue of weight 1 before it counts as equally
+	// served. Zero means the queue borrows only what nobody else wants.
+	// +optional
+	// +kubebuilder:default="1"
+	Weight *resource.Quantity `json:"weight,omitempty"`
+}
+
+// FairSharingStatus reports the share of a queue or cohort.
+type FairSharingStatus struct {
+	// weightedShare is the largest, over resources, of the queue's usage above
+	// its nominal quota divided by what the cohort can lend, in thousandths,
+	// divided by the weight. 0 means the queue borrows nothing.
+	WeightedShare int64 `json:"weightedShare"`
+}
+
+// StopPolicy stops a queue.
+// +kubebuilder:validation:Enum=None;Hold;HoldAndDrain
+type StopPolicy string
+
+const (
+	// None: the queue works normally.
+	None StopPolicy = "None"
+	// Hold: the queue admits nothing new; admitted workloads keep running.
+	Hold StopPolicy = "Hold"
+	// HoldAndDrain: the queue admits nothing new and evicts what it admitted.
+	HoldAndDrain StopPolicy = "HoldAndDrain"
+)
+
+// ResourceUsage is the usage of one resource.
+type ResourceUsage struct {
+	// name of the resource.
+	Name corev1.ResourceName `json:"name"`
+	// total is the quantity in use.
+	Total resource.Quantity `json:"total,omitempty"`
+	// borrowed is the part of total above the queue's nominal quota.
+	// +optional
+	Borrowed resource.Quantity `json:"borrowed,omitempty"`
+}
+
+// FlavorUsage is the usage of the resources of one flavor.
+type FlavorUsage struct {
+	// name of the flavor.
+	Name ResourceFlavorReference `json:"name"`
+	// resources lists the usage of each resource of the flavor.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Resources []ResourceUsage `json:"resources"`
+}

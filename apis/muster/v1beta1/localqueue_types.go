@@ -1,0 +1,96 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// LocalQueueSpec binds a namespaced queue to a ClusterQueue.
+type LocalQueueSpec struct {
+	// clusterQueue is the ClusterQueue whose quota this queue's workloads use.
+	// It cannot change: workloads already admitted hold quota there.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterQueue is immutable"
+	ClusterQueue ClusterQueueReference `json:"clusterQueue"`
+
+	// stopPolicy stops the queue: Hold admits nothing new from it,
+	// HoldAndDrain also evicts what it had admitted.
+	// +optional
+	// +kubebuilder:default=None
+	StopPolicy *StopPolicy `json:"stopPolicy,omitempty"`
+}
+
+// LocalQueueStatus reports the state of a LocalQueue.
+type LocalQueueStatus struct {
+	// conditions: Active says whether the queue accepts workloads, and why not.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// pendingWorkloads is the number of this queue's workloads waiting for quota.
+	// +optional
+	PendingWorkloads int32 `json:"pendingWorkloads"`
+
+	// reservingWorkloads is the number of this queue's workloads holding quota.
+	// +optional
+	ReservingWorkloads int32 `json:"reservingWorkloads"`
+
+	// admittedWorkloads is the number of this queue's workloads admitted.
+	// +optional
+	AdmittedWorkloads int32 `json:"admittedWorkloads"`
+
+	// flavorsReservation is the quota reserved by this queue's workloads.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	FlavorsReservation []FlavorUsage `json:"flavorsReservation,omitempty"`
+
+	// flavorsUsage is the quota used by this queue's admitted workloads.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	FlavorsUsage []FlavorUsage `json:"flavorsUsage,omitempty"`
+}
+
+const (
+	// LocalQueueActive is True when the queue's ClusterQueue exists and is
+	// active.
+	LocalQueueActive = "Active"
+)
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=lq;queue
+// +kubebuilder:printcolumn:name="ClusterQueue",type=string,JSONPath=".spec.clusterQueue"
+// +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=".status.pendingWorkloads"
+// +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=".status.admittedWorkloads"
+// +kubebuilder:printcolumn:name="Active",type=string,JSONPath=".status.conditions[?(@.type==\"Active\")].status",priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+
+// LocalQueue is where users of a namespace submit jobs; it feeds a
+// ClusterQueue.
+type LocalQueue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec LocalQueueSpec `json:"spec"`
+	// +optional
+	Status LocalQueueStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// LocalQueueList is a list of LocalQueues.
+type LocalQueueList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []LocalQueue `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&LocalQueue{}, &LocalQueueList{})
+}

@@ -1,0 +1,58 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ResourceFlavorSpec describes a kind of node: how to steer pods onto it.
+type ResourceFlavorSpec struct {
+	// nodeLabels are injected as a nodeSelector into the pods of a workload
+	// admitted on this flavor, so they land on nodes that have these labels.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=8
+	NodeLabels map[string]string `json:"nodeLabels,omitempty"`
+
+	// nodeTaints are the taints that the nodes of this flavor carry. A pod set
+	// is assigned the flavor only if it tolerates them, on its own or through
+	// the flavor's tolerations.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	NodeTaints []corev1.Taint `json:"nodeTaints,omitempty"`
+
+	// tolerations are injected into the pods of a workload admitted on this
+	// flavor.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=8
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=rf;flavor
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+
+// ResourceFlavor is a kind of node that ClusterQueues assign quota for.
+type ResourceFlavor struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec ResourceFlavorSpec `json:"spec,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ResourceFlavorList is a list of ResourceFlavors.
+type ResourceFlavorList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ResourceFlavor `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ResourceFlavor{}, &ResourceFlavorList{})
+}

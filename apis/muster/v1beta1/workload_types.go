@@ -1,0 +1,216 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadSpec is what a job needs: its pod sets and where it queues.
+type WorkloadSpec struct {
+	// podSets are the groups of identical pods the job runs, e.g. a master
+	// and its workers. The workload is admitted only if all of them fit.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	PodSets []PodSet `json:"podSets"`
+
+	// queueName is the LocalQueue, in the workload's namespace, it is
+	// submitted to.
+	QueueName LocalQueueName `json:"queueName"`
+
+	// priorityClassName is the WorkloadPriorityClass or PriorityClass the
+	// priority was taken from.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// priorityClassSource says which kind priorityClassName names.
+	// +optional
+	// +kubebuilder:validation:Enum=muster.dev/workloadpriorityclass;scheduling.k8s.io/priorityclass;""
+	// +kubebuilder:default=""
+	PriorityClassSource string `json:"priorityClassSource,omitempty"`
+
+	// priority orders the workload in its queue and decides whom it may
+	// preempt; higher is more important.
+	// +optional
+	Priority *int32 `json:"priority,omitempty"`
+
+	// active false takes the workload out of the queue and evicts it if it is
+	// admitted.
+	// +optional
+	// +kubebuilder:default=true
+	Active *bool `json:"active,omitempty"`
+}
+
+const (
+	// WorkloadPriorityClassSource names a muster.dev WorkloadPriorityClass.
+	WorkloadPriorityClassSource = "muster.dev/workloadpriorityclass"
+	// PodPriorityClassSource names a scheduling.k8s.io PriorityClass.
+	PodPriorityClassSource = "scheduling.k8s.io/priorityclass"
+)
+
+// PodSet is a group of pods that share a template.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minCount) || self.minCount <= self.count",message="minCount must not exceed count"
+type PodSet struct {
+	// name of the pod set, unique in the workload.
+	// +kubebuilder:default=main
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	Name string `json:"name"`
+
+	// template is the pod template of the pod set; its requests are what the
+	// pod set uses of the quota, per pod.
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// count is the number of pods.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
+	Count int32 `json:"count"`
+
+	// minCount, when set, allows admitting the pod set with fewer pods (down
+	// to minCount) when all of them do not fit.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MinCount *int32 `json:"minCount,omitempty"`
+}
+
+// WorkloadStatus reports where a workload is in its life.
+type WorkloadStatus struct {
+	// admission is the quota reserved for the workload: the ClusterQueue and
+	// the flavor of each resource of each pod set. It is set exactly while
+	// the workload holds quota.
+	// +optional
+	Admission *Admission `json:"admission,omitempty"`
+
+	// conditions: QuotaReserved, Admitted, PodsReady, Evicted, Preempted,
+	// Requeued and Finished.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// requeueState records the backoff of a workload that was evicted and
+	// requeued.
+	// +optional
+	RequeueState *RequeueState `json:"requeueState,omitempty"`
+}
+
+// Admission is the quota reserved for a workload.
+type Admission struct {
+	// clusterQueue is where the quota is reserved.
+	ClusterQueue ClusterQueueReference `json:"clusterQueue"`
+
+	// podSetAssignments holds the flavors and usage of each pod set.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	PodSetAssignments []PodSetAssignment `json:"podSetAssignments"`
+}
+
+// PodSetAssignment is the flavor and quota assigned to one pod set.
+type PodSetAssignment struct {
+	// name of the pod set.
+	Name string `json:"name"`
+
+	// flavors maps each resource the pod set requests to its flavor.
+	// +optional
+	Flavors map[corev1.ResourceName]ResourceFlavorReference `json:"flavors,omitempty"`
+
+	// resourceUsage is the quota the pod set uses: per-pod requests times count.
+	// +optional
+	ResourceUsage corev1.ResourceList `json:"resourceUsage,omitempty"`
+
+	// count is the number of pods admitted; less than the pod set's count
+	// only under partial admission.
+	// +optional
+	Count *int32 `json:"count,omitempty"`
+}
+
+// RequeueState is the backoff of a requeued workload.
+type RequeueState struct {
+	// count is how many times the workload was requeued after eviction.
+	// +optional
+	Count *int32 `json:"count,omitempty"`
+	// requeueAt is when the workload becomes eligible again.
+	// +optional
+	RequeueAt *metav1.Time `json:"requeueAt,omitempty"`
+}
+
+// Workload condition types.
+const (
+	// WorkloadQuotaReserved is True while the workload holds quota in a
+	// ClusterQueue. While False its message says what the workload waits for.
+	WorkloadQuotaReserved = "QuotaReserved"
+	// WorkloadAdmitted is True when the job may run.
+	WorkloadAdmitted = "Admitted"
+	// WorkloadPodsReady is True when all the job's pods are ready.
+	WorkloadPodsReady = "PodsReady"
+	// WorkloadEvicted is True when the workload was evicted; the reason says
+	// why (Preempted, PodsReadyTimeout, ClusterQueueStopped, Deactivated).
+	WorkloadEvicted = "Evicted"
+	// WorkloadPreempted is True when the workload was preempted.
+	WorkloadPreempted = "Preempted"
+	// WorkloadRequeued is True when an evicted workload is back in its queue.
+	WorkloadRequeued = "Requeued"
+	// WorkloadFinished is True when the job finished; its quota is released.
+	WorkloadFinished = "Finished"
+)
+
+// Condition reasons.
+const (
+	ReasonPending              = "Pending"
+	ReasonQuotaReserved        = "QuotaReserved"
+	ReasonAdmitted             = "Admitted"
+	ReasonInadmissible         = "Inadmissible"
+	ReasonPreempted            = "Preempted"
+	ReasonEvicted              = "Evicted"
+	ReasonSucceeded            = "Succeeded"
+	ReasonFailed               = "Failed"
+	ReasonFlavorNotFound       = "FlavorNotFound"
+	ReasonStopped              = "Stopped"
+	ReasonReady                = "Ready"
+	ReasonClusterQueueNotFound = "ClusterQueueNotFound"
+	ReasonClusterQueueInactive = "ClusterQueueInactive"
+)
+
+// +genclient
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=wl
+// +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=".spec.queueName"
+// +kubebuilder:printcolumn:name="Reserved in",type=string,JSONPath=".status.admission.clusterQueue"
+// +kubebuilder:printcolumn:name="Admitted",type=string,JSONPath=".status.conditions[?(@.type==\"Admitted\")].status"
+// +kubebuilder:printcolumn:name="Finished",type=string,JSONPath=".status.conditions[?(@.type==\"Finished\")].status"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=".spec.priority",priority=1
+// +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type==\"QuotaReserved\")].message",priority=1
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.queueName == oldSelf.spec.queueName",message="queueName cannot change while the workload holds quota"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.podSets == oldSelf.spec.podSets",message="podSets cannot change while the workload holds quota"
+
+// Workload is the unit of admission: one job, all its pods, admitted whole.
+type Workload struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec WorkloadSpec `json:"spec"`
+	// +optional
+	Status WorkloadStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// WorkloadList is a list of Workloads.
+type WorkloadList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Workload `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
+}

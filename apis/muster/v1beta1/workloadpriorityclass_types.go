@@ -1,0 +1,40 @@
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=wpc
+// +kubebuilder:printcolumn:name="Value",type=integer,JSONPath=".value"
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
+
+// WorkloadPriorityClass gives workloads a priority for queueing and
+// preemption without changing the priority of their pods.
+type WorkloadPriorityClass struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// value is the priority; higher is more important.
+	Value int32 `json:"value"`
+
+	// description says when to use this class.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Description string `json:"description,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// WorkloadPriorityClassList is a list of WorkloadPriorityClasses.
+type WorkloadPriorityClassList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []WorkloadPriorityClass `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&WorkloadPriorityClass{}, &WorkloadPriorityClassList{})
+}

@@ -1,0 +1,106 @@
+// Package controllers assembles the Muster manager: the controller-runtime
+// manager built from the component configuration, with every controller and
+// webhook registered on it.
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/webhooks"
+)
+
+// Scheme returns the scheme the manager works with.
+func Scheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// NewManager builds a manager from a defaulted configuration and registers
+// Muster's controllers, webhooks and probes on it.
+func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration) (manager.Manager, error) {
+	scheme, err := Scheme()
+	if err != nil {
+		return nil, err
+	}
+	rc := rest.CopyConfig(restConfig)
+	rc.QPS = *cfg.ClientConnection.QPS
+	rc.Burst = int(*cfg.ClientConnection.Burst)
+	mgr, err := ctrl.NewManager(rc, managerOptions(scheme, cfg))
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	// Ready only once the webhook server listens: a replica that cannot
+	// answer admission requests must not receive them.
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return nil, err
+	}
+	if err := Setup(mgr, cfg); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// Run builds the manager and runs it until ctx is cancelled.
+func Run(ctx context.Context, restConfig *rest.Config, cfg *configv1beta1.Configuration) error {
+	mgr, err := NewManager(restConfig, cfg)
+	if err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("Starting manager", "namespace", *cfg.Namespace,
+		"leaderElection", *cfg.LeaderElection.LeaderElect, "frameworks", cfg.Integrations.Frameworks)
+	return mgr.Start(ctx)
+}
+
+func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ctrl.Options {
+	le := cfg.LeaderElection
+	return ctrl.Options{
+		Scheme:                        scheme,
+		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
+		Metrics:                       metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		LeaderElection:                *le.LeaderElect,
+		LeaderElectionID:              le.ResourceName,
+		LeaderElectionNamespace:       le.ResourceNamespace,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &le.LeaseDuration.Duration,
+		RenewDeadline:                 &le.RenewDeadline.Duration,
+		RetryPeriod:                   &le.RetryPeriod.Duration,
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host:    cfg.Webhook.Host,
+			Port:    *cfg.Webhook.Port,
+			CertDir: cfg.Webhook.CertDir,
+		}),
+	}
+}
+
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Setup registers Muster's controllers and webhooks on a manager.
+func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration) error {
+	if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
+		return fmt.Errorf("setting up webhooks: %w", err)
+	}
+	return nil
+}

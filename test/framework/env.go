@@ -1,0 +1,200 @@
+// Package framework runs Muster's integration tests against a real
+// kube-apiserver and etcd (controller-runtime envtest, built by
+// `make envtest-assets`). A test package starts one Env in TestMain and may
+// start, stop and restart a manager against it as often as it likes.
+package framework
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// Options chooses what an Env installs.
+type Options struct {
+	// Webhooks installs Muster's webhook configurations, pointing at the
+	// manager the test starts.
+	Webhooks bool
+	// ExtraCRDDirs are further CRD directories to install (job kinds).
+	ExtraCRDDirs []string
+}
+
+// Env is a running API server with Muster's CRDs installed.
+type Env struct {
+	Config *rest.Config
+	Client client.Client
+	Scheme *k8sruntime.Scheme
+
+	testEnv *envtest.Environment
+}
+
+// RepoRoot is the root of the repository, found from this file's path.
+func RepoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// NewScheme returns a scheme with the built-in kinds and Muster's API.
+func NewScheme() *k8sruntime.Scheme {
+	s := k8sruntime.NewScheme()
+	for _, add := range []func(*k8sruntime.Scheme) error{
+		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme,
+		apiextensionsv1.AddToScheme,
+	} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// Start starts etcd and kube-apiserver and installs the CRDs (and webhook
+// configurations when asked). It fails fast with a hint when the control
+// plane binaries have not been built.
+func Start(opts Options) (*Env, error) {
+	log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	if err := setAssets(); err != nil {
+		return nil, err
+	}
+	root := RepoRoot()
+	te := &envtest.Environment{
+		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases")}, opts.ExtraCRDDirs...),
+		ErrorIfCRDPathMissing: true,
+	}
+	if opts.Webhooks {
+		te.WebhookInstallOptions = envtest.WebhookInstallOptions{
+			Paths:            []string{filepath.Join(root, "config", "webhook", "manifests.yaml")},
+			LocalServingHost: "127.0.0.1",
+		}
+	}
+	apiServer := te.ControlPlane.GetAPIServer()
+	apiServer.Configure().
+		Set("max-requests-inflight", "1000").
+		Set("max-mutating-requests-inflight", "500")
+	cfg, err := te.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting envtest: %w", err)
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	scheme := NewScheme()
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		_ = te.Stop()
+		return nil, err
+	}
+	env := &Env{Config: cfg, Client: c, Scheme: scheme, testEnv: te}
+	if opts.Webhooks {
+		if err := env.excludeSystemNamespaces(); err != nil {
+			_ = te.Stop()
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// Stop stops the API server and etcd.
+func (e *Env) Stop() error { return e.testEnv.Stop() }
+
+// WebhookOptions is where envtest expects the webhook server: host, port and
+// the directory with its serving certificate.
+func (e *Env) WebhookOptions() envtest.WebhookInstallOptions { return e.testEnv.WebhookInstallOptions }
+
+// excludeSystemNamespaces applies to the installed job webhooks the same
+// namespaceSelector that config/webhook's kustomization patches in.
+func (e *Env) excludeSystemNamespaces() error {
+	ctx := context.Background()
+	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+		Key:      corev1.LabelMetadataName,
+		Operator: metav1.LabelSelectorOpNotIn,
+		Values:   []string{metav1.NamespaceSystem, configv1beta1.DefaultNamespace},
+	}}}
+	var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
+	if err := e.Client.List(ctx, &mwcs); err != nil {
+		return err
+	}
+	for i := range mwcs.Items {
+		m := &mwcs.Items[i]
+		for j := range m.Webhooks {
+			if isJobWebhook(m.Webhooks[j].Rules) {
+				m.Webhooks[j].NamespaceSelector = sel
+			}
+		}
+		if err := e.Client.Update(ctx, m); err != nil {
+			return err
+		}
+	}
+	var vwcs admissionregistrationv1.ValidatingWebhookConfigurationList
+	if err := e.Client.List(ctx, &vwcs); err != nil {
+		return err
+	}
+	for i := range vwcs.Items {
+		v := &vwcs.Items[i]
+		for j := range v.Webhooks {
+			if isJobWebhook(v.Webhooks[j].Rules) {
+				v.Webhooks[j].NamespaceSelector = sel
+			}
+		}
+		if err := e.Client.Update(ctx, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isJobWebhook(rules []admissionregistrationv1.RuleWithOperations) bool {
+	for _, r := range rules {
+		for _, g := range r.APIGroups {
+			if g != musterv1beta1.GroupVersion.Group {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setAssets points envtest at bin/k8s unless KUBEBUILDER_ASSETS says
+// otherwise, and says how to build the binaries when they are missing.
+func setAssets() error {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		dir = filepath.Join(RepoRoot(), "bin", "k8s")
+		os.Setenv("KUBEBUILDER_ASSETS", dir)
+	}
+	for _, b := range []string{"etcd", "kube-apiserver"} {
+		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
+			return fmt.Errorf("%s not found in %s: run `make envtest-assets` first (it builds the control plane from Go modules)", b, dir)
+		}
+	}
+	return nil
+}
+
+func zapLevel() zapLevelT {
+	if os.Getenv("MUSTER_TEST_VERBOSE") != "" {
+		return -2
+	}
+	return 1 // warnings and errors only
+}
+
+// Eventually defaults for integration tests.
+const (
+	Timeout  = 20 * time.Second
+	Interval = 50 * time.Millisecond
+)

@@ -1,0 +1,5 @@
+package framework
+
+import "go.uber.org/zap/zapcore"
+
+type zapLevelT = zapcore.Level

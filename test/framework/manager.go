@@ -1,0 +1,132 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	"github.com/musterhq/muster/controllers"
+)
+
+// Manager is a Muster manager running in the test process.
+type Manager struct {
+	manager.Manager
+	Config *configv1beta1.Configuration
+
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// TestConfig is the configuration tests run the manager with: defaults,
+// no leader election, no metrics or probe listeners, and the webhook server
+// where envtest's webhook configurations point.
+func (e *Env) TestConfig() *configv1beta1.Configuration {
+	wh := e.testEnv.WebhookInstallOptions
+	cfg := &configv1beta1.Configuration{
+		Health:                 configv1beta1.HealthConfig{HealthProbeBindAddress: "0"},
+		Metrics:                configv1beta1.MetricsConfig{BindAddress: "0"},
+		LeaderElection:         &configv1beta1.LeaderElectionConfig{LeaderElect: ptr.To(false)},
+		InternalCertManagement: &configv1beta1.InternalCertManagement{Enable: ptr.To(false)},
+	}
+	if wh.LocalServingPort != 0 {
+		cfg.Webhook = configv1beta1.WebhookConfig{Host: wh.LocalServingHost, Port: ptr.To(wh.LocalServingPort), CertDir: wh.LocalServingCertDir}
+	}
+	configv1beta1.SetDefaults(cfg)
+	return cfg
+}
+
+// StartManager starts a manager with TestConfig, changed by the given
+// functions, and waits until its webhook server answers. It is stopped when
+// the test ends unless stopped earlier.
+func (e *Env) StartManager(t testing.TB, mutate ...func(*configv1beta1.Configuration)) *Manager {
+	t.Helper()
+	m, err := e.StartManagerE(mutate...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.StopE(); err != nil {
+			t.Error(err)
+		}
+	})
+	return m
+}
+
+// StartManagerE is StartManager for callers without a testing.TB, such as
+// TestMain; the caller stops the manager.
+func (e *Env) StartManagerE(mutate ...func(*configv1beta1.Configuration)) (*Manager, error) {
+	cfg := e.TestConfig()
+	for _, m := range mutate {
+		m(cfg)
+	}
+	mgr, err := controllers.NewManager(e.Config, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Manager{Manager: mgr, Config: cfg, cancel: cancel, done: make(chan error, 1)}
+	go func() { m.done <- mgr.Start(ctx) }()
+	if e.testEnv.WebhookInstallOptions.LocalServingPort == 0 {
+		return m, nil
+	}
+	deadline := time.Now().Add(Timeout)
+	for mgr.GetWebhookServer().StartedChecker()(&http.Request{}) != nil {
+		if time.Now().After(deadline) {
+			_ = m.StopE()
+			return nil, fmt.Errorf("webhook server did not start within %s", Timeout)
+		}
+		time.Sleep(Interval)
+	}
+	return m, nil
+}
+
+// Stop stops the manager and waits for it to return. Stopping twice is fine.
+func (m *Manager) Stop(t testing.TB) {
+	t.Helper()
+	if err := m.StopE(); err != nil {
+		t.Error(err)
+	}
+}
+
+// StopE stops the manager and returns what it returned.
+func (m *Manager) StopE() error {
+	if m.cancel == nil {
+		return nil
+	}
+	m.cancel()
+	m.cancel = nil
+	select {
+	case err := <-m.done:
+		if err != nil {
+			return fmt.Errorf("manager stopped with error: %w", err)
+		}
+		return nil
+	case <-time.After(30 * time.Second):
+		return fmt.Errorf("manager did not stop within 30s")
+	}
+}
+
+// Restart stops the manager and starts a new one with the same
+// configuration, as a pod restart would.
+func (e *Env) Restart(t testing.TB, m *Manager) *Manager {
+	t.Helper()
+	m.Stop(t)
+	cfg := m.Config.DeepCopy()
+	return e.StartManager(t, func(c *configv1beta1.Configuration) { *c = *cfg })
+}
+
+// KubeConfig returns an admin kubeconfig for the API server.
+func (e *Env) KubeConfig() ([]byte, error) {
+	user, err := e.testEnv.AddUser(envtest.User{Name: "muster-test-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user: %w", err)
+	}
+	return user.KubeConfig()
+}

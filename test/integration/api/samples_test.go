@@ -1,0 +1,123 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/test/framework"
+)
+
+// TestSamplesAreAccepted creates every object of config/samples.
+func TestSamplesAreAccepted(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(framework.RepoRoot(), "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			g := NewWithT(t)
+			for _, obj := range readObjects(t, f) {
+				g.Expect(env.Client.Create(context.Background(), obj)).To(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
+				t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+			}
+		})
+	}
+}
+
+// TestPrinterColumns asserts the columns that answer "admitted? where? why
+// not?" are in the installed CRDs.
+func TestPrinterColumns(t *testing.T) {
+	want := map[string][]string{
+		"workloads.muster.dev":     {"Queue", "Reserved in", "Admitted", "Finished", "Age"},
+		"clusterqueues.muster.dev": {"Cohort", "Pending", "Admitted"},
+		"localqueues.muster.dev":   {"ClusterQueue", "Pending", "Admitted"},
+	}
+	for name, cols := range want {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			var crd apiextensionsv1.CustomResourceDefinition
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: name}, &crd)).To(Succeed())
+			var got []string
+			for _, c := range crd.Spec.Versions[0].AdditionalPrinterColumns {
+				if c.Priority == 0 {
+					got = append(got, c.Name)
+				}
+			}
+			g.Expect(got).To(ContainElements(cols))
+		})
+	}
+}
+
+// TestKubectlGetShowsColumns runs kubectl get against the API server.
+func TestKubectlGetShowsColumns(t *testing.T) {
+	g := NewWithT(t)
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		t.Fatalf("kubectl not built: run make envtest-assets")
+	}
+	kubeconfig, err := env.KubeConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
+
+	for _, f := range []string{"resourceflavors.yaml", "clusterqueues.yaml", "localqueues.yaml"} {
+		for _, obj := range readObjects(t, filepath.Join(framework.RepoRoot(), "config", "samples", f)) {
+			g.Expect(env.Client.Create(context.Background(), obj)).To(Succeed())
+			t.Cleanup(func() { _ = env.Client.Delete(context.Background(), obj) })
+		}
+	}
+	cases := map[string][]string{
+		"cq": {"NAME", "COHORT", "PENDING", "ADMITTED", "team-a", "research"},
+		"lq": {"NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED", "team-b"},
+		"rf": {"NAME", "AGE", "a100", "h100"},
+		"wl": {"No resources found"},
+	}
+	for resource, want := range cases {
+		out, err := exec.Command(kubectl, "--kubeconfig", path, "get", resource, "-A").CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), string(out))
+		for _, w := range want {
+			g.Expect(string(out)).To(ContainSubstring(w), "kubectl get %s", resource)
+		}
+	}
+	out, err := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-A", "-o", "wide").CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	g.Expect(strings.TrimSpace(string(out))).To(Equal("No resources found"))
+}
+
+func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs
+			}
+			t.Fatalf("decoding %s: %v", path, err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
