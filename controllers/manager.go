@@ -18,6 +18,8 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	corecontrollers "github.com/musterhq/muster/controllers/core"
+	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/webhooks"
 )
 
@@ -35,8 +37,9 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // NewManager builds a manager from a defaulted configuration and registers
-// Muster's controllers, webhooks and probes on it.
-func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration) (manager.Manager, error) {
+// Muster's controllers, webhooks and probes on it. Tweaks adjust the
+// manager's options (tests run several managers in one process).
+func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, tweaks ...func(*ctrl.Options)) (manager.Manager, error) {
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -44,7 +47,11 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration) (mana
 	rc := rest.CopyConfig(restConfig)
 	rc.QPS = *cfg.ClientConnection.QPS
 	rc.Burst = int(*cfg.ClientConnection.Burst)
-	mgr, err := ctrl.NewManager(rc, managerOptions(scheme, cfg))
+	opts := managerOptions(scheme, cfg)
+	for _, t := range tweaks {
+		t(&opts)
+	}
+	mgr, err := ctrl.NewManager(rc, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -101,6 +108,12 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration) error {
 	if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
 		return fmt.Errorf("setting up webhooks: %w", err)
+	}
+	if _, err := corecontrollers.Setup(mgr); err != nil {
+		return fmt.Errorf("setting up the core controllers: %w", err)
+	}
+	if err := jobs.Setup(context.Background(), mgr, cfg); err != nil {
+		return fmt.Errorf("setting up the job integrations: %w", err)
 	}
 	return nil
 }

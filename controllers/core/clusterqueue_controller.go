@@ -1,0 +1,140 @@
+package core
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/internal/core"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=clusterqueues,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=clusterqueues/status,verbs=get;update;patch
+
+// ClusterQueueReconciler feeds ClusterQueues to the core and writes their
+// status: whether they are active, and their counts and usage.
+type ClusterQueueReconciler struct {
+	client client.Client
+	state  *State
+	// generations remembers the spec each queue was last applied with, so
+	// only a spec change gives parked workloads another chance.
+	generations map[string]int64
+}
+
+// Reconcile applies a ClusterQueue and refreshes its status.
+func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var cq musterv1beta1.ClusterQueue
+	if err := r.client.Get(ctx, req.NamespacedName, &cq); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.state.Cache.DeleteClusterQueue(req.Name)
+			r.state.Queues.DeleteClusterQueue(req.Name)
+			delete(r.generations, req.Name)
+			metrics.ForgetClusterQueue(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if gen, ok := r.generations[cq.Name]; !ok || gen != cq.Generation || !cq.DeletionTimestamp.IsZero() {
+		r.state.applyClusterQueue(&cq)
+		r.generations[cq.Name] = cq.Generation
+	}
+	return ctrl.Result{}, r.updateStatus(ctx, &cq)
+}
+
+func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1beta1.ClusterQueue) error {
+	st := r.state.Cache.ClusterQueueStatus(cq.Name)
+	pending, _ := r.state.Queues.PendingCounts()
+	newStatus := cq.Status.DeepCopy()
+	newStatus.PendingWorkloads = int32(pending[cq.Name])
+	newStatus.ReservingWorkloads = int32(st.Reserving)
+	newStatus.AdmittedWorkloads = int32(st.Reserving)
+	newStatus.FlavorsReservation = toFlavorUsage(st.Usage)
+	newStatus.FlavorsUsage = toFlavorUsage(st.Usage)
+	meta.SetStatusCondition(&newStatus.Conditions, activeCondition(cq, st))
+	recordQueueMetrics(cq.Name, pending[cq.Name], st)
+	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {
+		return nil
+	}
+	orig := cq.DeepCopy()
+	cq.Status = *newStatus
+	err := r.client.Status().Patch(ctx, cq, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	return client.IgnoreNotFound(err)
+}
+
+func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1.Condition {
+	c := metav1.Condition{Type: musterv1beta1.ClusterQueueActive, ObservedGeneration: cq.Generation}
+	switch {
+	case !cq.DeletionTimestamp.IsZero():
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "Terminating", "ClusterQueue is being deleted; it admits nothing new"
+	case len(st.MissingFlavors) > 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonFlavorNotFound, st.Inactive
+	case st.Inactive != "":
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonStopped, st.Inactive
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, musterv1beta1.ReasonReady, "Can admit new workloads"
+	}
+	return c
+}
+
+func recordQueueMetrics(name string, pending int, st core.QueueStatus) {
+	metrics.PendingWorkloads.WithLabelValues(name).Set(float64(pending))
+	metrics.ReservingWorkloads.WithLabelValues(name).Set(float64(st.Reserving))
+	metrics.QuotaUsage.DeletePartialMatch(map[string]string{"cluster_queue": name})
+	for fr, v := range st.Usage {
+		metrics.QuotaUsage.WithLabelValues(name, fr.Flavor, fr.Resource).Set(float64(v) / 1000)
+	}
+}
+
+// SetupWithManager registers the reconciler. Besides ClusterQueue spec
+// changes it reacts, coalesced, to the workloads that change its counts, and
+// to flavor changes signalled through the state.
+func (r *ClusterQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.generations = map[string]int64{}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1beta1.ClusterQueue{}, builder.WithPredicates(predicate.Or(
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+			deletionPredicate()))).
+		Watches(&musterv1beta1.Workload{}, coalescing(r.workloadToClusterQueue)).
+		WatchesRawSource(source.Channel(r.state.clusterQueueEvents, &handler.EnqueueRequestForObject{})).
+		Named("clusterqueue").
+		// One worker: the generations map is not shared between goroutines.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, RecoverPanic: ptrTrue()}).
+		Complete(r)
+}
+
+func (r *ClusterQueueReconciler) workloadToClusterQueue(o client.Object) []reconcile.Request {
+	wl, ok := o.(*musterv1beta1.Workload)
+	if !ok {
+		return nil
+	}
+	if wl.Status.Admission != nil {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: string(wl.Status.Admission.ClusterQueue)}}}
+	}
+	if cq, ok := r.state.Queues.ClusterQueueOf(wl.Namespace, string(wl.Spec.QueueName)); ok {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: cq}}}
+	}
+	return nil
+}
+
+func deletionPredicate() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
+	}}
+}
+
+func ptrTrue() *bool { t := true; return &t }

@@ -1,0 +1,102 @@
+package core
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=localqueues,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=muster.dev,resources=localqueues/status,verbs=get;update;patch
+
+// LocalQueueReconciler feeds LocalQueues to the core and writes their status.
+type LocalQueueReconciler struct {
+	client client.Client
+	state  *State
+}
+
+// Reconcile applies a LocalQueue and refreshes its status.
+func (r *LocalQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var lq musterv1beta1.LocalQueue
+	if err := r.client.Get(ctx, req.NamespacedName, &lq); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.state.Queues.DeleteLocalQueue(req.Namespace, req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	r.state.applyLocalQueue(&lq)
+	return ctrl.Result{}, r.updateStatus(ctx, &lq)
+}
+
+func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1beta1.LocalQueue) error {
+	key := lq.Namespace + "/" + lq.Name
+	cq := string(lq.Spec.ClusterQueue)
+	st := r.state.Cache.ClusterQueueStatus(cq)
+	_, pending := r.state.Queues.PendingCounts()
+	usage := &core.LocalQueueUsage{}
+	if u, ok := st.ByLocalQueue[key]; ok {
+		usage = u
+	}
+	newStatus := lq.Status.DeepCopy()
+	newStatus.PendingWorkloads = int32(pending[key])
+	newStatus.ReservingWorkloads = int32(usage.Reserving)
+	newStatus.AdmittedWorkloads = int32(usage.Reserving)
+	newStatus.FlavorsReservation = toFlavorUsage(usage.Usage)
+	newStatus.FlavorsUsage = toFlavorUsage(usage.Usage)
+	cond := metav1.Condition{Type: musterv1beta1.LocalQueueActive, ObservedGeneration: lq.Generation,
+		Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonReady, Message: "Can submit new workloads to ClusterQueue " + cq}
+	switch {
+	case !st.Exists:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, musterv1beta1.ReasonClusterQueueNotFound, "ClusterQueue "+cq+" doesn't exist"
+	case st.Inactive != "":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, musterv1beta1.ReasonClusterQueueInactive, "ClusterQueue "+cq+" is inactive: "+st.Inactive
+	}
+	meta.SetStatusCondition(&newStatus.Conditions, cond)
+	if equality.Semantic.DeepEqual(&lq.Status, newStatus) {
+		return nil
+	}
+	orig := lq.DeepCopy()
+	lq.Status = *newStatus
+	return client.IgnoreNotFound(r.client.Status().Patch(ctx, lq, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+}
+
+// SetupWithManager registers the reconciler; workload changes and
+// ClusterQueue changes refresh the status, coalesced.
+func (r *LocalQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1beta1.LocalQueue{}).
+		Watches(&musterv1beta1.Workload{}, coalescing(func(o client.Object) []reconcile.Request {
+			wl := o.(*musterv1beta1.Workload)
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: string(wl.Spec.QueueName)}}}
+		})).
+		Watches(&musterv1beta1.ClusterQueue{}, coalescing(r.clusterQueueToLocalQueues(mgr.GetClient()))).
+		Named("localqueue").
+		Complete(r)
+}
+
+func (r *LocalQueueReconciler) clusterQueueToLocalQueues(c client.Client) func(client.Object) []reconcile.Request {
+	return func(o client.Object) []reconcile.Request {
+		var lqs musterv1beta1.LocalQueueList
+		if err := c.List(context.Background(), &lqs); err != nil {
+			return nil
+		}
+		var reqs []reconcile.Request
+		for _, lq := range lqs.Items {
+			if string(lq.Spec.ClusterQueue) == o.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&lq)})
+			}
+		}
+		return reqs
+	}
+}

@@ -1,0 +1,191 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/internal/core"
+)
+
+// admissionWriters bounds the admission writes in flight in one cycle.
+const admissionWriters = 8
+
+// Scheduler is the admission loop. It runs only on the leader: it rebuilds
+// the core from the API, then, whenever something may have become
+// admissible, runs one cycle of the core over a snapshot and applies the
+// decisions: assume in the cache, then write the Workload's status, and undo
+// the assumption if the write fails.
+type Scheduler struct {
+	client   client.Client
+	reader   client.Reader
+	state    *State
+	recorder events.EventRecorder
+	clock    clock.Clock
+}
+
+// Start rebuilds the core and runs cycles until ctx ends.
+func (s *Scheduler) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("scheduler")
+	ctx = log.IntoContext(ctx, logger)
+	if err := s.rebuild(ctx); err != nil {
+		return fmt.Errorf("rebuilding the scheduling cache: %w", err)
+	}
+	logger.Info("Started scheduler")
+	for s.state.Queues.Wait(ctx) {
+		s.cycle(ctx)
+	}
+	return nil
+}
+
+// NeedLeaderElection makes the scheduler run on the leader only.
+func (s *Scheduler) NeedLeaderElection() bool { return true }
+
+// rebuild loads every object into the core before the first cycle, so that
+// nothing is admitted against a half-known cache after a restart, whatever
+// order the informers deliver objects in.
+func (s *Scheduler) rebuild(ctx context.Context) error {
+	var rfs musterv1beta1.ResourceFlavorList
+	var cqs musterv1beta1.ClusterQueueList
+	var lqs musterv1beta1.LocalQueueList
+	var wls musterv1beta1.WorkloadList
+	for _, l := range []client.ObjectList{&rfs, &cqs, &lqs, &wls} {
+		if err := s.reader.List(ctx, l); err != nil {
+			return err
+		}
+	}
+	for i := range rfs.Items {
+		s.state.applyFlavor(&rfs.Items[i])
+	}
+	for i := range cqs.Items {
+		s.state.applyClusterQueue(&cqs.Items[i])
+	}
+	for i := range lqs.Items {
+		s.state.applyLocalQueue(&lqs.Items[i])
+	}
+	for i := range wls.Items {
+		s.state.applyWorkload(&wls.Items[i])
+	}
+	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
+		"localQueues", len(lqs.Items), "workloads", len(wls.Items))
+	s.state.Queues.Notify()
+	return nil
+}
+
+// cycle decides on a snapshot and applies the decisions.
+func (s *Scheduler) cycle(ctx context.Context) {
+	decisions := core.Schedule(s.state.Cache.Snapshot(), s.state.Queues.Heads())
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, admissionWriters)
+	for _, d := range decisions {
+		if d.Admission == nil {
+			s.keepPending(ctx, d)
+			continue
+		}
+		wl := *d.Workload
+		wl.Admission = d.Admission
+		if err := s.state.Cache.Assume(&wl); err != nil {
+			log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", wl.Key)
+			s.state.Queues.Delete(wl.Key)
+			continue
+		}
+		s.state.Queues.Delete(wl.Key)
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			s.admit(ctx, &wl)
+		}()
+	}
+	wg.Wait()
+}
+
+// keepPending parks or keeps a workload that was not admitted and tells it
+// why, if that changed.
+func (s *Scheduler) keepPending(ctx context.Context, d core.Decision) {
+	if d.Park {
+		s.state.Queues.Park(d.Workload.Key)
+	}
+	var wl musterv1beta1.Workload
+	if err := s.client.Get(ctx, nameOf(d.Workload), &wl); err != nil || wl.Status.Admission != nil {
+		return
+	}
+	if err := setPending(ctx, s.client, &wl, musterv1beta1.ReasonPending, d.Message); err != nil {
+		log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", d.Workload.Key)
+	}
+}
+
+// admit writes an assumed admission to the Workload's status in one write:
+// the admission, QuotaReserved and Admitted. On failure it undoes the
+// assumption and requeues the workload.
+func (s *Scheduler) admit(ctx context.Context, assumed *core.Workload) {
+	logger := log.FromContext(ctx).WithValues("workload", assumed.Key, "clusterQueue", assumed.Admission.ClusterQueue)
+	err := s.writeAdmission(ctx, assumed)
+	if err != nil {
+		s.state.Cache.Forget(assumed.Key)
+		if apierrors.IsNotFound(err) {
+			logger.V(2).Info("Dropped admission of a deleted workload")
+			return
+		}
+		logger.V(2).Info("Requeued workload after a failed admission write", "error", err.Error())
+		pending := *assumed
+		pending.Admission = nil
+		s.state.Queues.AddOrUpdate(&pending)
+		return
+	}
+	logger.V(2).Info("Admitted workload")
+}
+
+func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) error {
+	var wl musterv1beta1.Workload
+	if err := s.client.Get(ctx, nameOf(assumed), &wl); err != nil {
+		return err
+	}
+	if wl.Status.Admission != nil || isFinished(&wl) || !isActive(&wl) {
+		return fmt.Errorf("workload is no longer pending")
+	}
+	orig := wl.DeepCopy()
+	now := metav1.NewTime(s.clock.Now())
+	cq := assumed.Admission.ClusterQueue
+	wl.Status.Admission = fromAdmission(assumed.Admission)
+	msg := fmt.Sprintf("Quota reserved in ClusterQueue %s", cq)
+	setCondition(&wl, musterv1beta1.WorkloadQuotaReserved, metav1.ConditionTrue, musterv1beta1.ReasonQuotaReserved, msg, now)
+	setCondition(&wl, musterv1beta1.WorkloadAdmitted, metav1.ConditionTrue, musterv1beta1.ReasonAdmitted,
+		"The workload is admitted", now)
+	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadPreempted)
+	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	wait := s.clock.Since(wl.CreationTimestamp.Time)
+	metrics.AdmissionsTotal.WithLabelValues(cq).Inc()
+	metrics.AdmissionWaitTime.WithLabelValues(cq).Observe(wait.Seconds())
+	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Reserve",
+		"%s, wait time since creation was %s", msg, wait.Round(time.Second))
+	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit",
+		"Admitted by ClusterQueue %s", cq)
+	return nil
+}
+
+func setCondition(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, reason, msg string, now metav1.Time) {
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: wl.Generation, LastTransitionTime: now,
+	})
+}
+
+func nameOf(wl *core.Workload) types.NamespacedName {
+	return types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}
+}

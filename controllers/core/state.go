@@ -1,0 +1,103 @@
+// Package core holds the controllers that feed Muster's scheduling core
+// (internal/core) with ClusterQueues, LocalQueues, ResourceFlavors and
+// Workloads, the scheduler loop that applies its decisions, and the status
+// writers of the queues.
+package core
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
+)
+
+// statusCoalesceDelay batches queue status writes: however many workloads
+// change, a queue's status is written at most once per delay.
+const statusCoalesceDelay = time.Second
+
+// State is the scheduling core shared by the controllers and the scheduler,
+// with the functions that apply one object to it. Controllers and the
+// scheduler's start-up rebuild call the same functions, so the core ends up
+// the same whatever path an object took.
+type State struct {
+	Cache  *core.Cache
+	Queues *core.Queues
+
+	// clusterQueueEvents asks the ClusterQueue controller to refresh a
+	// queue's activity and status (e.g. its flavor appeared).
+	clusterQueueEvents chan event.GenericEvent
+}
+
+// NewState returns an empty state.
+func NewState() *State {
+	return &State{
+		Cache:              core.NewCache(),
+		Queues:             core.NewQueues(),
+		clusterQueueEvents: make(chan event.GenericEvent, 1024),
+	}
+}
+
+func (s *State) applyFlavor(rf *musterv1beta1.ResourceFlavor) []string {
+	s.Cache.UpsertFlavor(toFlavor(rf))
+	return s.Cache.QueuesUsingFlavor(rf.Name)
+}
+
+func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
+	c := toClusterQueue(cq)
+	s.Cache.UpsertClusterQueue(c)
+	s.Queues.UpsertClusterQueue(c.Name, c.Strategy)
+}
+
+func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
+	s.Queues.UpsertLocalQueue(lq.Namespace, lq.Name, string(lq.Spec.ClusterQueue))
+}
+
+// applyWorkload puts a workload where its status says it belongs: holding
+// quota in the cache, pending in the queues, or nowhere once finished.
+func (s *State) applyWorkload(wl *musterv1beta1.Workload) {
+	key := wl.Namespace + "/" + wl.Name
+	switch {
+	case isFinished(wl) || !wl.DeletionTimestamp.IsZero():
+		s.forgetWorkload(key)
+	case wl.Status.Admission != nil:
+		s.Cache.AddOrUpdateWorkload(toWorkload(wl))
+		s.Queues.Delete(key)
+	case !isActive(wl):
+		s.Queues.Delete(key)
+		s.release(s.Cache.ReleaseConfirmed(key))
+	default:
+		s.release(s.Cache.ReleaseConfirmed(key))
+		// A workload the scheduler just assumed is not queued again: the
+		// API view predates the admission being written.
+		if !s.Cache.HoldsQuota(key) {
+			s.Queues.AddOrUpdate(toWorkload(wl))
+		}
+	}
+}
+
+// forgetWorkload drops a deleted or finished workload and frees its quota.
+func (s *State) forgetWorkload(key string) {
+	s.Queues.Delete(key)
+	s.release(s.Cache.DeleteWorkload(key))
+}
+
+// release gives the workloads that wait for a ClusterQueue's quota another
+// chance after some of it was freed.
+func (s *State) release(clusterQueue string) {
+	if clusterQueue != "" {
+		s.Queues.Unpark(clusterQueue)
+	}
+}
+
+// refreshClusterQueues asks the ClusterQueue controller to refresh queues.
+func (s *State) refreshClusterQueues(names ...string) {
+	for _, name := range names {
+		s.clusterQueueEvents <- event.GenericEvent{Object: &musterv1beta1.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	}
+}
+
+func keyOf(nn types.NamespacedName) string { return nn.Namespace + "/" + nn.Name }

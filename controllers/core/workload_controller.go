@@ -1,0 +1,90 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=workloads/status,verbs=get;update;patch
+
+// WorkloadReconciler keeps the core's cache and queues in line with the
+// Workloads, and tells a workload whose queue does not exist why it waits.
+type WorkloadReconciler struct {
+	client client.Client
+	state  *State
+}
+
+// Reconcile applies one Workload to the core.
+func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var wl musterv1beta1.Workload
+	if err := r.client.Get(ctx, req.NamespacedName, &wl); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.state.forgetWorkload(keyOf(req.NamespacedName))
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	r.state.applyWorkload(&wl)
+	if wl.Status.Admission == nil && !isFinished(&wl) && isActive(&wl) {
+		return ctrl.Result{}, r.reportMissingQueue(ctx, &wl)
+	}
+	return ctrl.Result{}, nil
+}
+
+// reportMissingQueue sets QuotaReserved=False with the reason when the
+// workload's LocalQueue or its ClusterQueue does not exist. The scheduler
+// reports every other reason.
+func (r *WorkloadReconciler) reportMissingQueue(ctx context.Context, wl *musterv1beta1.Workload) error {
+	cq, ok := r.state.Queues.ClusterQueueOf(wl.Namespace, string(wl.Spec.QueueName))
+	var reason, msg string
+	switch {
+	case !ok:
+		reason, msg = "LocalQueueNotFound", fmt.Sprintf("LocalQueue %s doesn't exist", wl.Spec.QueueName)
+	case !r.state.Cache.ClusterQueueStatus(cq).Exists:
+		reason, msg = musterv1beta1.ReasonClusterQueueNotFound, fmt.Sprintf("ClusterQueue %s doesn't exist", cq)
+	default:
+		return nil
+	}
+	return setPending(ctx, r.client, wl, reason, msg)
+}
+
+// setPending writes QuotaReserved=False with a reason, unless the workload
+// already says exactly that: unchanged reasons cost no API write.
+func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string) error {
+	if cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond != nil &&
+		cond.Status == metav1.ConditionFalse && cond.Reason == reason && cond.Message == msg {
+		return nil
+	}
+	orig := wl.DeepCopy()
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: musterv1beta1.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: reason, Message: msg,
+		ObservedGeneration: wl.Generation,
+	})
+	err := c.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		// A newer version is on its way to us; it will be reconciled.
+		log.FromContext(ctx).V(2).Info("Skipped pending reason on a stale workload", "workload", client.ObjectKeyFromObject(wl))
+		return nil
+	}
+	return err
+}
+
+// SetupWithManager registers the reconciler.
+func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1beta1.Workload{}).
+		Named("workload").
+		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		Complete(r)
+}

@@ -1,0 +1,138 @@
+// Package jobframework is what every job kind shares: the GenericJob
+// interface an adapter implements, and the generic reconciler that turns a
+// job into one Workload, starts the job when the Workload is admitted and
+// stops it when the Workload is evicted. Adding a kind means writing an
+// adapter (see controllers/jobs/job), nothing here.
+package jobframework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// GenericJob is one job object seen through the operations Muster needs.
+type GenericJob interface {
+	// Object is the job itself, for reads and writes.
+	Object() client.Object
+	// IsSuspended reports whether the job is suspended.
+	IsSuspended() bool
+	// Suspend suspends the job (in memory; the reconciler writes it).
+	Suspend()
+	// RunWithPodSetsInfo injects the flavors' placement into the pod
+	// templates and unsuspends the job.
+	RunWithPodSetsInfo(infos []PodSetInfo) error
+	// RestorePodSetsInfo puts back the pod templates' original placement and
+	// reports whether anything changed.
+	RestorePodSetsInfo(infos []PodSetInfo) bool
+	// PodSets lists the job's pod sets with their counts and templates.
+	PodSets() []musterv1beta1.PodSet
+	// Finished reports whether the job finished, whether it succeeded, and
+	// a message.
+	Finished() (message string, succeeded, finished bool)
+	// PodsReady reports whether all the job's pods are ready (or done).
+	PodsReady() bool
+	// IsActive reports whether the job still has running pods.
+	IsActive() bool
+}
+
+// JobWithStopCleanup is implemented by jobs that must clean up more than
+// their spec when stopped (e.g. a batch/v1 Job's startTime).
+type JobWithStopCleanup interface {
+	// ClearStatusOnStop resets status fields that would keep the stopped job
+	// from being started with a different placement. It reports whether a
+	// status write is needed.
+	ClearStatusOnStop() bool
+}
+
+// PodSetInfo is the placement of one pod set: what is injected on admission
+// and restored on eviction.
+type PodSetInfo struct {
+	Name         string
+	Count        int32
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}
+
+// Merge adds another placement to a pod template spec: node selector keys
+// are added (an existing key with another value is a conflict), tolerations
+// appended unless already there.
+func (i *PodSetInfo) Merge(spec *corev1.PodSpec) error {
+	for k, v := range i.NodeSelector {
+		if old, ok := spec.NodeSelector[k]; ok && old != v {
+			return &conflictError{key: k, have: old, want: v}
+		}
+	}
+	if len(i.NodeSelector) > 0 && spec.NodeSelector == nil {
+		spec.NodeSelector = map[string]string{}
+	}
+	for k, v := range i.NodeSelector {
+		spec.NodeSelector[k] = v
+	}
+	for _, t := range i.Tolerations {
+		if !containsToleration(spec.Tolerations, t) {
+			spec.Tolerations = append(spec.Tolerations, t)
+		}
+	}
+	return nil
+}
+
+// Restore replaces a pod template spec's placement with this info's,
+// reporting whether anything changed.
+func (i *PodSetInfo) Restore(spec *corev1.PodSpec) bool {
+	changed := !equalStringMap(spec.NodeSelector, i.NodeSelector) || !equalTolerations(spec.Tolerations, i.Tolerations)
+	spec.NodeSelector = cloneMap(i.NodeSelector)
+	spec.Tolerations = append([]corev1.Toleration(nil), i.Tolerations...)
+	return changed
+}
+
+type conflictError struct{ key, have, want string }
+
+func (e *conflictError) Error() string {
+	return "node selector " + e.key + "=" + e.have + " conflicts with the flavor's " + e.key + "=" + e.want
+}
+
+func containsToleration(ts []corev1.Toleration, t corev1.Toleration) bool {
+	for _, x := range ts {
+		if x.MatchToleration(&t) && x.Value == t.Value && x.TolerationSeconds == t.TolerationSeconds {
+			return true
+		}
+	}
+	return false
+}
+
+func equalStringMap(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v != w {
+			return false
+		}
+	}
+	return true
+}
+
+func equalTolerations(a, b []corev1.Toleration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].MatchToleration(&b[i]) || a[i].Value != b[i].Value {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package jobframework
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// Kind describes one job kind to the generic reconciler and webhook.
+type Kind[T client.Object] struct {
+	// Framework is the name used in the component config, e.g. batch/job.
+	Framework string
+	// GVK is the job's group, version and kind.
+	GVK schema.GroupVersionKind
+	// New returns an empty job object.
+	New func() T
+	// Adapt wraps a job object in the GenericJob interface.
+	Adapt func(T) GenericJob
+}
+
+// Options are the component-config switches the generic code honours.
+type Options struct {
+	// AcceptKueueQueueLabel also takes a job's queue from Kueue's label.
+	AcceptKueueQueueLabel bool
+	// ManagerNamespace is skipped by the job webhooks.
+	ManagerNamespace string
+}
+
+// QueueName returns the LocalQueue a job names, or "".
+func QueueName(obj client.Object, opts Options) string {
+	labels := obj.GetLabels()
+	if q := labels[musterv1beta1.QueueNameLabel]; q != "" {
+		return q
+	}
+	if opts.AcceptKueueQueueLabel {
+		return labels[musterv1beta1.KueueQueueNameLabel]
+	}
+	return ""
+}
+
+// WorkloadName is the deterministic name of a job's Workload: the kind and
+// job name for humans, a hash of the job's UID for uniqueness across
+// recreations of a job with the same name.
+func WorkloadName(kind, jobName string, uid types.UID) string {
+	sum := sha256.Sum256([]byte(kind + "/" + string(uid)))
+	hash := hex.EncodeToString(sum[:])[:5]
+	prefix := strings.ToLower(kind) + "-" + jobName
+	const maxLen = 253 - 6
+	if len(prefix) > maxLen {
+		prefix = prefix[:maxLen]
+	}
+	return strings.TrimRight(prefix, "-.") + "-" + hash
+}
+
+// OwnerIndexKey is the value of the workload owner index for a job.
+func OwnerIndexKey(gvk schema.GroupVersionKind, name string) string {
+	return gvk.GroupKind().String() + "/" + name
+}
+
+// OwnerIndex indexes Workloads by their controlling job.
+const OwnerIndex = "muster.dev/owner"
+
+func parseGroupVersion(apiVersion string) (schema.GroupVersion, error) {
+	return schema.ParseGroupVersion(apiVersion)
+}

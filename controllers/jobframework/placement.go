@@ -1,0 +1,97 @@
+package jobframework
+
+import (
+	"context"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// admittedPodSetInfos is the placement of each admitted pod set: the node
+// labels and tolerations of the flavors assigned to its resources.
+func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1beta1.Workload) ([]PodSetInfo, error) {
+	flavors := map[musterv1beta1.ResourceFlavorReference]*musterv1beta1.ResourceFlavor{}
+	infos := make([]PodSetInfo, 0, len(wl.Status.Admission.PodSetAssignments))
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		info := PodSetInfo{Name: psa.Name, NodeSelector: map[string]string{}}
+		if psa.Count != nil {
+			info.Count = *psa.Count
+		}
+		for _, name := range sortedFlavorNames(psa.Flavors) {
+			rf, ok := flavors[name]
+			if !ok {
+				rf = &musterv1beta1.ResourceFlavor{}
+				if err := r.client.Get(ctx, client.ObjectKey{Name: string(name)}, rf); err != nil {
+					return nil, err
+				}
+				flavors[name] = rf
+			}
+			for k, v := range rf.Spec.NodeLabels {
+				info.NodeSelector[k] = v
+			}
+			info.Tolerations = append(info.Tolerations, rf.Spec.Tolerations...)
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// originalPodSetInfos is the placement the job had before admission, as
+// recorded in its Workload's pod templates.
+func originalPodSetInfos(wl *musterv1beta1.Workload) []PodSetInfo {
+	infos := make([]PodSetInfo, 0, len(wl.Spec.PodSets))
+	for _, ps := range wl.Spec.PodSets {
+		infos = append(infos, PodSetInfo{
+			Name:         ps.Name,
+			Count:        ps.Count,
+			NodeSelector: ps.Template.Spec.NodeSelector,
+			Tolerations:  ps.Template.Spec.Tolerations,
+		})
+	}
+	return infos
+}
+
+func sortedFlavorNames(m map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference) []musterv1beta1.ResourceFlavorReference {
+	seen := map[musterv1beta1.ResourceFlavorReference]bool{}
+	var names []musterv1beta1.ResourceFlavorReference
+	for _, f := range m {
+		if !seen[f] {
+			seen[f] = true
+			names = append(names, f)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
+// samePodSets reports whether two pod set lists ask for the same quota:
+// names, counts and every container's requests.
+func samePodSets(a, b []musterv1beta1.PodSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Count != b[i].Count {
+			return false
+		}
+		if !equality.Semantic.DeepEqual(resourcesOf(&a[i].Template.Spec), resourcesOf(&b[i].Template.Spec)) {
+			return false
+		}
+	}
+	return true
+}
+
+func resourcesOf(spec *corev1.PodSpec) []corev1.ResourceList {
+	var out []corev1.ResourceList
+	for _, c := range spec.InitContainers {
+		out = append(out, c.Resources.Requests)
+	}
+	for _, c := range spec.Containers {
+		out = append(out, c.Resources.Requests)
+	}
+	return out
+}

@@ -1,0 +1,290 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// Event reasons on jobs and workloads.
+const (
+	ReasonSuspended       = "Suspended"
+	ReasonCreatedWorkload = "CreatedWorkload"
+	ReasonStarted         = "Started"
+	ReasonStopped         = "Stopped"
+	ReasonFinished        = "Finished"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
+
+// Reconciler drives any job kind through its GenericJob adapter: one
+// Workload per job, start on admission, stop on eviction, finish releases
+// the quota.
+type Reconciler[T client.Object] struct {
+	client   client.Client
+	recorder events.EventRecorder
+	kind     Kind[T]
+	opts     Options
+}
+
+// NewReconciler returns the reconciler of one job kind.
+func NewReconciler[T client.Object](mgr ctrl.Manager, kind Kind[T], opts Options) *Reconciler[T] {
+	return &Reconciler[T]{
+		client:   mgr.GetClient(),
+		recorder: mgr.GetEventRecorder("muster-" + kind.GVK.Kind + "-controller"),
+		kind:     kind,
+		opts:     opts,
+	}
+}
+
+// Reconcile takes one job one step towards what its Workload says.
+func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.kind.New()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.deleteOrphanedWorkloads(ctx, req.Namespace, req.Name, "")
+		}
+		return ctrl.Result{}, err
+	}
+	job := r.kind.Adapt(obj)
+	queue := QueueName(obj, r.opts)
+	wl, err := r.workloadOf(ctx, obj)
+	if err != nil || (queue == "" && wl == nil) {
+		return ctrl.Result{}, err
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("queue", queue))
+
+	if msg, succeeded, finished := job.Finished(); finished {
+		return ctrl.Result{}, r.finish(ctx, job, wl, msg, succeeded)
+	}
+	if wl == nil {
+		return ctrl.Result{}, r.createWorkload(ctx, job, queue)
+	}
+	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
+		return ctrl.Result{}, err
+	}
+	if !isAdmitted(wl) {
+		return ctrl.Result{}, r.stop(ctx, job, wl)
+	}
+	if job.IsSuspended() {
+		return ctrl.Result{}, r.start(ctx, job, wl)
+	}
+	return ctrl.Result{}, nil
+}
+
+// workloadOf returns the job's Workload, or nil, and deletes workloads left
+// by an earlier job of the same name.
+func (r *Reconciler[T]) workloadOf(ctx context.Context, obj client.Object) (*musterv1beta1.Workload, error) {
+	var wl musterv1beta1.Workload
+	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: WorkloadName(r.kind.GVK.Kind, obj.GetName(), obj.GetUID())}
+	err := r.client.Get(ctx, key, &wl)
+	if apierrors.IsNotFound(err) {
+		return nil, r.deleteOrphanedWorkloads(ctx, obj.GetNamespace(), obj.GetName(), obj.GetUID())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !metav1.IsControlledBy(&wl, obj) {
+		return nil, fmt.Errorf("workload %s exists but is not controlled by %s %s", key, r.kind.GVK.Kind, obj.GetName())
+	}
+	return &wl, nil
+}
+
+// deleteOrphanedWorkloads deletes the workloads of a job name whose owner is
+// gone (any UID but keep), releasing their quota at once rather than when
+// the garbage collector gets to them.
+func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, name string, keep any) error {
+	var wls musterv1beta1.WorkloadList
+	if err := r.client.List(ctx, &wls, client.InNamespace(namespace),
+		client.MatchingFields{OwnerIndex: OwnerIndexKey(r.kind.GVK, name)}); err != nil {
+		return err
+	}
+	for i := range wls.Items {
+		wl := &wls.Items[i]
+		if ref := metav1.GetControllerOf(wl); ref != nil && ref.UID == keep {
+			continue
+		}
+		if err := r.client.Delete(ctx, wl); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+		log.FromContext(ctx).Info("Deleted workload of a deleted job", "workload", client.ObjectKeyFromObject(wl))
+	}
+	return nil
+}
+
+// createWorkload suspends a job that runs without quota (the webhook was
+// down or the job predates Muster), then creates its Workload.
+func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queue string) error {
+	obj := job.Object()
+	if !job.IsSuspended() {
+		job.Suspend()
+		if err := r.client.Update(ctx, obj); err != nil {
+			return err
+		}
+		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonSuspended, "Suspend", "Suspended: the job has no quota reservation")
+		log.FromContext(ctx).Info("Suspended a job that was running without quota")
+	}
+	wl, err := r.newWorkload(ctx, job, queue)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Create(ctx, wl); err != nil {
+		return client.IgnoreAlreadyExists(err)
+	}
+	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonCreatedWorkload, "Create", "Created Workload %s", wl.Name)
+	log.FromContext(ctx).Info("Created workload", "workload", wl.Name)
+	return nil
+}
+
+func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue string) (*musterv1beta1.Workload, error) {
+	obj := job.Object()
+	wl := &musterv1beta1.Workload{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      WorkloadName(r.kind.GVK.Kind, obj.GetName(), obj.GetUID()),
+			Namespace: obj.GetNamespace(),
+		},
+		Spec: musterv1beta1.WorkloadSpec{
+			PodSets:   job.PodSets(),
+			QueueName: musterv1beta1.LocalQueueName(queue),
+		},
+	}
+	if err := r.setPriority(ctx, obj, wl); err != nil {
+		return nil, err
+	}
+	if err := controllerutil.SetControllerReference(obj, wl, r.client.Scheme()); err != nil {
+		return nil, err
+	}
+	return wl, nil
+}
+
+// syncWorkload carries a pending job's changes (queue, pod set sizes or
+// requests) to its Workload. A workload holding quota is left alone: the
+// validating webhooks keep its job from changing.
+func (r *Reconciler[T]) syncWorkload(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload, queue string) (bool, error) {
+	if wl.Status.Admission != nil || !job.IsSuspended() {
+		return false, nil
+	}
+	podSets := job.PodSets()
+	if string(wl.Spec.QueueName) == queue && samePodSets(wl.Spec.PodSets, podSets) {
+		return false, nil
+	}
+	wl.Spec.QueueName = musterv1beta1.LocalQueueName(queue)
+	wl.Spec.PodSets = podSets
+	if err := r.client.Update(ctx, wl); err != nil {
+		return false, err
+	}
+	log.FromContext(ctx).Info("Updated workload to match its job", "workload", wl.Name)
+	return true, nil
+}
+
+// start injects the admitted flavors' placement and unsuspends the job.
+func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
+	infos, err := r.admittedPodSetInfos(ctx, wl)
+	if err != nil {
+		return err
+	}
+	if err := job.RunWithPodSetsInfo(infos); err != nil {
+		return fmt.Errorf("injecting the placement of ClusterQueue %s: %w", wl.Status.Admission.ClusterQueue, err)
+	}
+	obj := job.Object()
+	if err := r.client.Update(ctx, obj); err != nil {
+		return err
+	}
+	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStarted, "Start", "Admitted by ClusterQueue %s", wl.Status.Admission.ClusterQueue)
+	log.FromContext(ctx).Info("Started job", "clusterQueue", wl.Status.Admission.ClusterQueue)
+	return nil
+}
+
+// stop suspends a job whose workload holds no quota (or was evicted),
+// restores its original placement, and then releases an evicted
+// workload's quota so it is queued again.
+func (r *Reconciler[T]) stop(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
+	obj := job.Object()
+	wasRunning := !job.IsSuspended()
+	if wasRunning {
+		job.Suspend()
+	}
+	restored := job.RestorePodSetsInfo(originalPodSetInfos(wl))
+	if wasRunning || restored {
+		if err := r.client.Update(ctx, obj); err != nil {
+			return err
+		}
+		if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
+			if err := r.client.Status().Update(ctx, obj); err != nil {
+				return err
+			}
+		}
+	}
+	if wasRunning {
+		msg := "Not admitted by a ClusterQueue"
+		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+			msg = "Evicted: " + c.Message
+		}
+		r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStopped, "Stop", msg)
+		log.FromContext(ctx).Info("Stopped job", "reason", msg)
+	}
+	if wl.Status.Admission != nil && !job.IsActive() {
+		return r.requeue(ctx, wl)
+	}
+	return nil
+}
+
+// finish marks the workload Finished, which releases its quota.
+func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload, msg string, succeeded bool) error {
+	if wl == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+		return nil
+	}
+	reason := musterv1beta1.ReasonSucceeded
+	if !succeeded {
+		reason = musterv1beta1.ReasonFailed
+	}
+	orig := wl.DeepCopy()
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+		Type: musterv1beta1.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: wl.Generation,
+	})
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeNormal, ReasonFinished, "Finish", "Job finished: %s", reason)
+	r.recorder.Eventf(job.Object(), wl, corev1.EventTypeNormal, ReasonFinished, "Finish", "Workload %s finished, quota released", wl.Name)
+	log.FromContext(ctx).Info("Finished workload", "workload", wl.Name, "reason", reason)
+	return nil
+}
+
+// requeue releases an evicted workload's quota: its job is stopped, so the
+// workload goes back to its queue.
+func (r *Reconciler[T]) requeue(ctx context.Context, wl *musterv1beta1.Workload) error {
+	orig := wl.DeepCopy()
+	msg := "Quota released after eviction"
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
+		msg = "Requeued after eviction: " + c.Message
+	}
+	wl.Status.Admission = nil
+	for _, c := range []metav1.Condition{
+		{Type: musterv1beta1.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonPending, Message: msg},
+		{Type: musterv1beta1.WorkloadAdmitted, Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonEvicted, Message: msg},
+		{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonEvicted, Message: msg},
+	} {
+		c.ObservedGeneration = wl.Generation
+		meta.SetStatusCondition(&wl.Status.Conditions, c)
+	}
+	return r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+func isAdmitted(wl *musterv1beta1.Workload) bool {
+	return wl.Status.Admission != nil &&
+		meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted) &&
+		!meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+}

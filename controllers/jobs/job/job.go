@@ -1,0 +1,109 @@
+// Package job adapts batch/v1 Job to Muster's generic job machinery.
+package job
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+)
+
+// +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.muster.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-batch-v1-job,mutating=false,failurePolicy=fail,sideEffects=None,groups=batch,resources=jobs,verbs=update,versions=v1,name=vjob.muster.dev,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
+
+// Kind is batch/v1 Job for the generic reconciler and webhook.
+var Kind = jobframework.Kind[*batchv1.Job]{
+	Framework: "batch/job",
+	GVK:       batchv1.SchemeGroupVersion.WithKind("Job"),
+	New:       func() *batchv1.Job { return &batchv1.Job{} },
+	Adapt:     func(j *batchv1.Job) jobframework.GenericJob { return (*Job)(j) },
+}
+
+// Job is a batch/v1 Job as a GenericJob. It has one pod set, "main".
+type Job batchv1.Job
+
+var (
+	_ jobframework.GenericJob         = (*Job)(nil)
+	_ jobframework.JobWithStopCleanup = (*Job)(nil)
+)
+
+func (j *Job) Object() client.Object { return (*batchv1.Job)(j) }
+
+func (j *Job) IsSuspended() bool { return ptr.Deref(j.Spec.Suspend, false) }
+
+func (j *Job) Suspend() { j.Spec.Suspend = ptr.To(true) }
+
+// podCount is how many pods run at once: parallelism, capped by
+// completions when fewer remain to run.
+func (j *Job) podCount() int32 {
+	n := ptr.Deref(j.Spec.Parallelism, 1)
+	if c := j.Spec.Completions; c != nil && *c < n {
+		n = *c
+	}
+	return n
+}
+
+func (j *Job) PodSets() []musterv1beta1.PodSet {
+	return []musterv1beta1.PodSet{{
+		Name:     "main",
+		Count:    j.podCount(),
+		Template: *j.Spec.Template.DeepCopy(),
+	}}
+}
+
+func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
+	if len(infos) != 1 {
+		return fmt.Errorf("a Job has one pod set, got %d", len(infos))
+	}
+	if err := infos[0].Merge(&j.Spec.Template.Spec); err != nil {
+		return err
+	}
+	j.Spec.Suspend = ptr.To(false)
+	return nil
+}
+
+func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
+	if len(infos) != 1 {
+		return false
+	}
+	return infos[0].Restore(&j.Spec.Template.Spec)
+}
+
+func (j *Job) Finished() (string, bool, bool) {
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			return c.Message, true, true
+		case batchv1.JobFailed:
+			return c.Message, false, true
+		}
+	}
+	return "", false, false
+}
+
+func (j *Job) PodsReady() bool {
+	return ptr.Deref(j.Status.Ready, 0)+j.Status.Succeeded >= j.podCount()
+}
+
+func (j *Job) IsActive() bool { return j.Status.Active > 0 }
+
+// ClearStatusOnStop resets startTime: the Job controller accepts a new pod
+// placement only for a Job that has not started, and counts
+// activeDeadlineSeconds from startTime.
+func (j *Job) ClearStatusOnStop() bool {
+	if j.Status.StartTime == nil {
+		return false
+	}
+	j.Status.StartTime = nil
+	return true
+}

@@ -1,0 +1,252 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Cache is the scheduler's view of quota: flavors, ClusterQueues and the
+// workloads that hold quota, admitted or assumed. It is safe for concurrent
+// use. Workloads are kept whatever order their queue and flavors arrive in,
+// so a restart that replays objects in any order rebuilds the same usage.
+type Cache struct {
+	mu        sync.RWMutex
+	flavors   map[string]*Flavor
+	queues    map[string]*ClusterQueue
+	workloads map[string]*cachedWorkload
+	// usage is per ClusterQueue name, also for queues not (yet) in the cache.
+	usage map[string]Usage
+}
+
+type cachedWorkload struct {
+	wl      *Workload
+	usage   Usage
+	assumed bool
+}
+
+// NewCache returns an empty cache.
+func NewCache() *Cache {
+	return &Cache{
+		flavors:   map[string]*Flavor{},
+		queues:    map[string]*ClusterQueue{},
+		workloads: map[string]*cachedWorkload{},
+		usage:     map[string]Usage{},
+	}
+}
+
+// UpsertFlavor adds or replaces a flavor.
+func (c *Cache) UpsertFlavor(f *Flavor) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flavors[f.Name] = f
+}
+
+// DeleteFlavor removes a flavor; queues using it become inactive.
+func (c *Cache) DeleteFlavor(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.flavors, name)
+}
+
+// QueuesUsingFlavor lists the ClusterQueues that refer to a flavor.
+func (c *Cache) QueuesUsingFlavor(flavor string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var names []string
+	for name, cq := range c.queues {
+		if slices.Contains(cq.flavorNames(), flavor) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// UpsertClusterQueue adds or replaces a ClusterQueue.
+func (c *Cache) UpsertClusterQueue(cq *ClusterQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.queues[cq.Name] = cq
+}
+
+// DeleteClusterQueue removes a ClusterQueue. Its workloads keep their usage
+// recorded until they finish, in case the queue comes back.
+func (c *Cache) DeleteClusterQueue(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.queues, name)
+}
+
+// Assume records the admission the scheduler just decided, before the
+// API write confirms it, so the next cycle already sees the quota taken.
+func (c *Cache) Assume(wl *Workload) error {
+	if wl.Admission == nil {
+		return fmt.Errorf("workload %s has no admission to assume", wl.Key)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.workloads[wl.Key]; ok {
+		return fmt.Errorf("workload %s already holds quota", wl.Key)
+	}
+	c.add(wl, true)
+	return nil
+}
+
+// Forget undoes Assume after a failed write. A workload the API has
+// confirmed in the meantime is kept.
+func (c *Cache) Forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cw, ok := c.workloads[key]; ok && cw.assumed {
+		c.remove(key)
+	}
+}
+
+// AddOrUpdateWorkload records a workload the API shows holding quota.
+func (c *Cache) AddOrUpdateWorkload(wl *Workload) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.remove(wl.Key)
+	c.add(wl, false)
+}
+
+// DeleteWorkload releases a workload's quota. It returns the ClusterQueue
+// that held it, or "" when the workload held none.
+func (c *Cache) DeleteWorkload(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cw, ok := c.workloads[key]
+	if !ok {
+		return ""
+	}
+	c.remove(key)
+	return cw.wl.Admission.ClusterQueue
+}
+
+// ReleaseConfirmed releases the quota of a workload the API has confirmed
+// and now shows without admission (evicted, requeued). An assumed workload
+// is kept: the API view may simply predate the scheduler's write. It returns
+// the ClusterQueue that held the quota, or "".
+func (c *Cache) ReleaseConfirmed(key string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cw, ok := c.workloads[key]
+	if !ok || cw.assumed {
+		return ""
+	}
+	c.remove(key)
+	return cw.wl.Admission.ClusterQueue
+}
+
+// HoldsQuota reports whether the cache counts a workload's quota.
+func (c *Cache) HoldsQuota(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.workloads[key]
+	return ok
+}
+
+func (c *Cache) add(wl *Workload, assumed bool) {
+	u := wl.Admission.Usage()
+	c.workloads[wl.Key] = &cachedWorkload{wl: wl, usage: u, assumed: assumed}
+	cq := wl.Admission.ClusterQueue
+	if c.usage[cq] == nil {
+		c.usage[cq] = Usage{}
+	}
+	c.usage[cq].Add(u)
+}
+
+func (c *Cache) remove(key string) {
+	cw, ok := c.workloads[key]
+	if !ok {
+		return
+	}
+	delete(c.workloads, key)
+	cq := cw.wl.Admission.ClusterQueue
+	c.usage[cq].Sub(cw.usage)
+	if len(c.usage[cq]) == 0 {
+		delete(c.usage, cq)
+	}
+}
+
+// QueueStatus is what a ClusterQueue's status reports.
+type QueueStatus struct {
+	Exists bool
+	// Inactive says why the queue admits nothing, or is empty.
+	Inactive       string
+	MissingFlavors []string
+	Reserving      int
+	Usage          Usage
+	// ByLocalQueue counts reserving workloads and usage per LocalQueue key
+	// (namespace/name).
+	ByLocalQueue map[string]*LocalQueueUsage
+}
+
+// LocalQueueUsage is what one LocalQueue's workloads hold.
+type LocalQueueUsage struct {
+	Reserving int
+	Usage     Usage
+}
+
+// ClusterQueueStatus reports a ClusterQueue's state and usage.
+func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cq, ok := c.queues[name]
+	st := QueueStatus{Exists: ok, Usage: c.usage[name].Clone(), ByLocalQueue: map[string]*LocalQueueUsage{}}
+	if ok {
+		st.MissingFlavors = c.missingFlavors(cq)
+		st.Inactive = c.inactiveReason(cq)
+	}
+	for _, cw := range c.workloads {
+		if cw.wl.Admission.ClusterQueue != name {
+			continue
+		}
+		st.Reserving++
+		lq := cw.wl.Namespace + "/" + cw.wl.Queue
+		if st.ByLocalQueue[lq] == nil {
+			st.ByLocalQueue[lq] = &LocalQueueUsage{Usage: Usage{}}
+		}
+		st.ByLocalQueue[lq].Reserving++
+		st.ByLocalQueue[lq].Usage.Add(cw.usage)
+	}
+	return st
+}
+
+func (c *Cache) missingFlavors(cq *ClusterQueue) []string {
+	var missing []string
+	for _, f := range cq.flavorNames() {
+		if _, ok := c.flavors[f]; !ok {
+			missing = append(missing, f)
+		}
+	}
+	return missing
+}
+
+func (c *Cache) inactiveReason(cq *ClusterQueue) string {
+	if missing := c.missingFlavors(cq); len(missing) > 0 {
+		return fmt.Sprintf("ResourceFlavor %s not found", strings.Join(missing, ", "))
+	}
+	if cq.Stop != Running {
+		return "ClusterQueue is stopped"
+	}
+	return ""
+}
+
+// Snapshot copies what one scheduling cycle needs, so the cycle decides
+// without holding the lock while events keep arriving.
+func (c *Cache) Snapshot() *Snapshot {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := &Snapshot{queues: make(map[string]*QueueSnapshot, len(c.queues)), flavors: make(map[string]*Flavor, len(c.flavors))}
+	for name, f := range c.flavors {
+		s.flavors[name] = f
+	}
+	for name, cq := range c.queues {
+		s.queues[name] = &QueueSnapshot{ClusterQueue: cq, Usage: c.usage[name].Clone(), Inactive: c.inactiveReason(cq)}
+	}
+	return s
+}

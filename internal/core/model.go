@@ -1,0 +1,238 @@
+package core
+
+import (
+	"time"
+)
+
+// FlavorResource names one resource of one flavor: the unit quota is kept in.
+type FlavorResource struct {
+	Flavor   string
+	Resource string
+}
+
+// Usage is a quantity per flavor and resource, in milli-units.
+type Usage map[FlavorResource]int64
+
+// Add adds o to u.
+func (u Usage) Add(o Usage) {
+	for fr, v := range o {
+		u[fr] += v
+	}
+}
+
+// Sub subtracts o from u, dropping entries that reach zero.
+func (u Usage) Sub(o Usage) {
+	for fr, v := range o {
+		if u[fr] -= v; u[fr] == 0 {
+			delete(u, fr)
+		}
+	}
+}
+
+// Clone returns a copy of u.
+func (u Usage) Clone() Usage {
+	c := make(Usage, len(u))
+	for fr, v := range u {
+		c[fr] = v
+	}
+	return c
+}
+
+// Requests is a quantity per resource, in milli-units.
+type Requests map[string]int64
+
+// Scaled returns r multiplied by n.
+func (r Requests) Scaled(n int32) Requests {
+	s := make(Requests, len(r))
+	for name, v := range r {
+		s[name] = v * int64(n)
+	}
+	return s
+}
+
+// Taint is a node taint of a flavor.
+type Taint struct {
+	Key, Value, Effect string
+}
+
+// Toleration tolerates taints, as in a pod spec.
+type Toleration struct {
+	Key, Operator, Value, Effect string
+}
+
+// Flavor is a kind of node.
+type Flavor struct {
+	Name        string
+	NodeLabels  map[string]string
+	Taints      []Taint
+	Tolerations []Toleration
+}
+
+// ResourceQuota is the quota of one resource of one flavor.
+type ResourceQuota struct {
+	Nominal int64
+	// BorrowingLimit caps usage above Nominal; nil means no cap.
+	BorrowingLimit *int64
+	// LendingLimit caps how much of Nominal others may use; nil means all.
+	LendingLimit *int64
+}
+
+// FlavorQuotas is the quota of the covered resources of one flavor.
+type FlavorQuotas struct {
+	Flavor    string
+	Resources map[string]ResourceQuota
+}
+
+// ResourceGroup is a set of resources assigned one flavor together, and the
+// flavors to try, in order.
+type ResourceGroup struct {
+	Resources []string
+	Flavors   []FlavorQuotas
+}
+
+// QueueingStrategy orders a ClusterQueue's pending workloads.
+type QueueingStrategy int
+
+const (
+	// BestEffortFIFO lets later workloads pass one that does not fit.
+	BestEffortFIFO QueueingStrategy = iota
+	// StrictFIFO blocks the queue behind a head that does not fit.
+	StrictFIFO
+)
+
+// StopPolicy stops a ClusterQueue.
+type StopPolicy int
+
+const (
+	// Running admits normally.
+	Running StopPolicy = iota
+	// Hold admits nothing new.
+	Hold
+	// HoldAndDrain admits nothing and evicts what is admitted.
+	HoldAndDrain
+)
+
+// ClusterQueue is the part of a ClusterQueue's spec the core needs.
+type ClusterQueue struct {
+	Name           string
+	Cohort         string
+	ResourceGroups []ResourceGroup
+	Strategy       QueueingStrategy
+	Stop           StopPolicy
+}
+
+// flavorNames lists the flavors the queue refers to.
+func (cq *ClusterQueue) flavorNames() []string {
+	var names []string
+	for _, g := range cq.ResourceGroups {
+		for _, f := range g.Flavors {
+			names = append(names, f.Flavor)
+		}
+	}
+	return names
+}
+
+// quota returns the quota of a flavor-resource and whether the queue has it.
+func (cq *ClusterQueue) quota(fr FlavorResource) (ResourceQuota, bool) {
+	for _, g := range cq.ResourceGroups {
+		for _, f := range g.Flavors {
+			if f.Flavor == fr.Flavor {
+				q, ok := f.Resources[fr.Resource]
+				return q, ok
+			}
+		}
+	}
+	return ResourceQuota{}, false
+}
+
+// PodSet is a group of identical pods of a workload.
+type PodSet struct {
+	Name  string
+	Count int32
+	// Requests are per pod.
+	Requests     Requests
+	NodeSelector map[string]string
+	Tolerations  []Toleration
+}
+
+// Workload is a job as the core sees it.
+type Workload struct {
+	// Key is namespace/name; it identifies the workload everywhere.
+	Key       string
+	Namespace string
+	Name      string
+	// Queue is the LocalQueue's name, in Namespace.
+	Queue    string
+	Priority int32
+	Created  time.Time
+	PodSets  []PodSet
+	// Admission is set while the workload holds quota.
+	Admission *Admission
+}
+
+// Admission is the quota a workload holds.
+type Admission struct {
+	ClusterQueue string
+	PodSets      []PodSetAssignment
+}
+
+// PodSetAssignment is the flavor of each resource of one pod set.
+type PodSetAssignment struct {
+	Name  string
+	Count int32
+	// Flavors maps each requested resource to its flavor.
+	Flavors map[string]string
+	// Usage is the total for the pod set: per-pod requests times Count.
+	Usage Requests
+}
+
+// Usage is the quota the admission holds, per flavor and resource.
+func (a *Admission) Usage() Usage {
+	u := Usage{}
+	for _, ps := range a.PodSets {
+		for res, v := range ps.Usage {
+			u[FlavorResource{Flavor: ps.Flavors[res], Resource: res}] += v
+		}
+	}
+	return u
+}
+
+// sameRequest reports whether two workloads ask for the same thing in the same
+// place, so an update between them needs no new scheduling attempt.
+func sameRequest(a, b *Workload) bool {
+	if a.Queue != b.Queue || a.Priority != b.Priority || len(a.PodSets) != len(b.PodSets) {
+		return false
+	}
+	for i := range a.PodSets {
+		pa, pb := &a.PodSets[i], &b.PodSets[i]
+		if pa.Name != pb.Name || pa.Count != pb.Count || !equalMap(pa.Requests, pb.Requests) ||
+			!equalMap(pa.NodeSelector, pb.NodeSelector) || !equalSlice(pa.Tolerations, pb.Tolerations) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalMap[K, V comparable](a, b map[K]V) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func equalSlice[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,380 @@
+package core
+
+import (
+	"container/heap"
+	"context"
+	"sort"
+	"sync"
+)
+
+// Queues holds the pending workloads: per ClusterQueue, ordered by priority
+// then creation. Workloads whose LocalQueue or ClusterQueue is unknown wait
+// aside until it appears. Under BestEffortFIFO a workload that did not fit is
+// parked until something that could make it fit happens (quota freed, queue
+// or flavor changed), instead of being retried every cycle.
+type Queues struct {
+	mu sync.Mutex
+	// localQueues maps namespace/name to the ClusterQueue it feeds.
+	localQueues map[string]string
+	queues      map[string]*pendingQueue
+	// orphans are pending workloads whose queue chain is incomplete.
+	orphans map[string]*Workload
+	// where maps a pending workload's key to its ClusterQueue ("" if orphan).
+	where map[string]string
+	wake  chan struct{}
+}
+
+// NewQueues returns empty queues.
+func NewQueues() *Queues {
+	return &Queues{
+		localQueues: map[string]string{},
+		queues:      map[string]*pendingQueue{},
+		orphans:     map[string]*Workload{},
+		where:       map[string]string{},
+		wake:        make(chan struct{}, 1),
+	}
+}
+
+// UpsertLocalQueue records which ClusterQueue a LocalQueue feeds and moves
+// its waiting workloads there.
+func (q *Queues) UpsertLocalQueue(namespace, name, clusterQueue string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.localQueues[namespace+"/"+name] = clusterQueue
+	q.adoptOrphans()
+}
+
+// DeleteLocalQueue forgets a LocalQueue; its pending workloads wait aside.
+func (q *Queues) DeleteLocalQueue(namespace, name string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := namespace + "/" + name
+	delete(q.localQueues, key)
+	for _, pq := range q.queues {
+		for _, wl := range pq.all() {
+			if wl.Namespace+"/"+wl.Queue == key {
+				pq.remove(wl.Key)
+				q.orphans[wl.Key] = wl
+				q.where[wl.Key] = ""
+			}
+		}
+	}
+}
+
+// UpsertClusterQueue creates or updates the pending queue of a ClusterQueue
+// and gives its parked workloads another chance.
+func (q *Queues) UpsertClusterQueue(name string, strategy QueueingStrategy) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	pq, ok := q.queues[name]
+	if !ok {
+		pq = newPendingQueue()
+		q.queues[name] = pq
+	}
+	pq.strategy = strategy
+	pq.unpark()
+	q.adoptOrphans()
+	q.notify()
+}
+
+// DeleteClusterQueue drops a ClusterQueue; its workloads wait aside.
+func (q *Queues) DeleteClusterQueue(name string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	pq, ok := q.queues[name]
+	if !ok {
+		return
+	}
+	for _, wl := range pq.all() {
+		q.orphans[wl.Key] = wl
+		q.where[wl.Key] = ""
+	}
+	delete(q.queues, name)
+}
+
+// AddOrUpdate queues a pending workload. An update that changes nothing the
+// scheduler looks at keeps the workload where it is (parked or not), so that
+// status writes do not trigger new attempts.
+func (q *Queues) AddOrUpdate(wl *Workload) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if cq, ok := q.where[wl.Key]; ok {
+		if old := q.find(wl.Key, cq); old != nil && sameRequest(old, wl) {
+			q.replace(wl, cq)
+			return
+		}
+		q.delete(wl.Key)
+	}
+	q.insert(wl)
+	q.notify()
+}
+
+// Delete removes a workload that is no longer pending.
+func (q *Queues) Delete(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.delete(key)
+}
+
+// Unpark gives the parked workloads of the named ClusterQueues (all when
+// none are named) another chance, e.g. because quota was freed.
+func (q *Queues) Unpark(clusterQueues ...string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(clusterQueues) == 0 {
+		for _, pq := range q.queues {
+			pq.unpark()
+		}
+	}
+	for _, name := range clusterQueues {
+		if pq, ok := q.queues[name]; ok {
+			pq.unpark()
+		}
+	}
+	q.notify()
+}
+
+// Park sets a workload that did not fit aside until Unpark.
+func (q *Queues) Park(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if pq, ok := q.queues[q.where[key]]; ok {
+		pq.park(key)
+	}
+}
+
+// Heads returns, per ClusterQueue, the workloads that are not parked, in
+// queue order.
+func (q *Queues) Heads() map[string][]*Workload {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	heads := map[string][]*Workload{}
+	for name, pq := range q.queues {
+		if active := pq.active(); len(active) > 0 {
+			heads[name] = active
+		}
+	}
+	return heads
+}
+
+// Strategy returns a ClusterQueue's queueing strategy.
+func (q *Queues) Strategy(clusterQueue string) QueueingStrategy {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if pq, ok := q.queues[clusterQueue]; ok {
+		return pq.strategy
+	}
+	return BestEffortFIFO
+}
+
+// ClusterQueueOf returns the ClusterQueue a LocalQueue feeds.
+func (q *Queues) ClusterQueueOf(namespace, localQueue string) (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cq, ok := q.localQueues[namespace+"/"+localQueue]
+	return cq, ok
+}
+
+// PendingCounts returns the number of pending workloads per ClusterQueue and
+// per LocalQueue (namespace/name).
+func (q *Queues) PendingCounts() (byClusterQueue, byLocalQueue map[string]int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	byClusterQueue, byLocalQueue = map[string]int{}, map[string]int{}
+	for name, pq := range q.queues {
+		for _, wl := range pq.all() {
+			byClusterQueue[name]++
+			byLocalQueue[wl.Namespace+"/"+wl.Queue]++
+		}
+	}
+	for _, wl := range q.orphans {
+		byLocalQueue[wl.Namespace+"/"+wl.Queue]++
+	}
+	return byClusterQueue, byLocalQueue
+}
+
+// Wait blocks until something may be admissible, or ctx ends (false).
+func (q *Queues) Wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-q.wake:
+		return true
+	}
+}
+
+// Notify wakes the scheduler.
+func (q *Queues) Notify() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.notify()
+}
+
+func (q *Queues) notify() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *Queues) insert(wl *Workload) {
+	cq, ok := q.localQueues[wl.Namespace+"/"+wl.Queue]
+	pq := q.queues[cq]
+	if !ok || pq == nil {
+		q.orphans[wl.Key] = wl
+		q.where[wl.Key] = ""
+		return
+	}
+	pq.push(wl)
+	q.where[wl.Key] = cq
+}
+
+func (q *Queues) delete(key string) {
+	cq, ok := q.where[key]
+	if !ok {
+		return
+	}
+	delete(q.where, key)
+	delete(q.orphans, key)
+	if pq := q.queues[cq]; pq != nil {
+		pq.remove(key)
+	}
+}
+
+func (q *Queues) find(key, cq string) *Workload {
+	if cq == "" {
+		return q.orphans[key]
+	}
+	if pq := q.queues[cq]; pq != nil {
+		return pq.get(key)
+	}
+	return nil
+}
+
+func (q *Queues) replace(wl *Workload, cq string) {
+	if cq == "" {
+		q.orphans[wl.Key] = wl
+		return
+	}
+	q.queues[cq].replace(wl)
+}
+
+func (q *Queues) adoptOrphans() {
+	moved := false
+	for key, wl := range q.orphans {
+		cq, ok := q.localQueues[wl.Namespace+"/"+wl.Queue]
+		if pq := q.queues[cq]; ok && pq != nil {
+			delete(q.orphans, key)
+			pq.push(wl)
+			q.where[key] = cq
+			moved = true
+		}
+	}
+	if moved {
+		q.notify()
+	}
+}
+
+// pendingQueue is one ClusterQueue's pending workloads: a heap of those to
+// try, and the parked ones.
+type pendingQueue struct {
+	strategy QueueingStrategy
+	heap     workloadHeap
+	parked   map[string]*Workload
+}
+
+func newPendingQueue() *pendingQueue {
+	return &pendingQueue{heap: workloadHeap{index: map[string]int{}}, parked: map[string]*Workload{}}
+}
+
+func (p *pendingQueue) push(wl *Workload) { heap.Push(&p.heap, wl) }
+
+func (p *pendingQueue) get(key string) *Workload {
+	if i, ok := p.heap.index[key]; ok {
+		return p.heap.items[i]
+	}
+	return p.parked[key]
+}
+
+func (p *pendingQueue) replace(wl *Workload) {
+	if i, ok := p.heap.index[wl.Key]; ok {
+		p.heap.items[i] = wl
+		heap.Fix(&p.heap, i)
+		return
+	}
+	p.parked[wl.Key] = wl
+}
+
+func (p *pendingQueue) remove(key string) {
+	if i, ok := p.heap.index[key]; ok {
+		heap.Remove(&p.heap, i)
+	}
+	delete(p.parked, key)
+}
+
+func (p *pendingQueue) park(key string) {
+	if i, ok := p.heap.index[key]; ok {
+		p.parked[key] = heap.Remove(&p.heap, i).(*Workload)
+	}
+}
+
+func (p *pendingQueue) unpark() {
+	for key, wl := range p.parked {
+		delete(p.parked, key)
+		heap.Push(&p.heap, wl)
+	}
+}
+
+// active returns the workloads to try, in order.
+func (p *pendingQueue) active() []*Workload {
+	out := append([]*Workload(nil), p.heap.items...)
+	sort.Slice(out, func(i, j int) bool { return before(out[i], out[j]) })
+	return out
+}
+
+func (p *pendingQueue) all() []*Workload {
+	out := append([]*Workload(nil), p.heap.items...)
+	for _, wl := range p.parked {
+		out = append(out, wl)
+	}
+	return out
+}
+
+// before orders workloads: higher priority first, then older, then by key so
+// the order is total and stable.
+func before(a, b *Workload) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if !a.Created.Equal(b.Created) {
+		return a.Created.Before(b.Created)
+	}
+	return a.Key < b.Key
+}
+
+type workloadHeap struct {
+	items []*Workload
+	index map[string]int
+}
+
+func (h workloadHeap) Len() int           { return len(h.items) }
+func (h workloadHeap) Less(i, j int) bool { return before(h.items[i], h.items[j]) }
+func (h workloadHeap) Swap(i, j int) {
+	h.items[i], h.items[j] = h.items[j], h.items[i]
+	h.index[h.items[i].Key] = i
+	h.index[h.items[j].Key] = j
+}
+
+func (h *workloadHeap) Push(x any) {
+	wl := x.(*Workload)
+	h.index[wl.Key] = len(h.items)
+	h.items = append(h.items, wl)
+}
+
+func (h *workloadHeap) Pop() any {
+	n := len(h.items)
+	wl := h.items[n-1]
+	h.items = h.items[:n-1]
+	delete(h.index, wl.Key)
+	return wl
+}

@@ -1,0 +1,93 @@
+package webhooks
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+)
+
+// JobWebhook is the generic webhook of a job kind: it creates jobs that name
+// a queue suspended, and forbids moving a job to another queue while it holds
+// quota.
+type JobWebhook[T client.Object] struct {
+	kind   jobframework.Kind[T]
+	opts   jobframework.Options
+	reader client.Reader
+}
+
+// SetupJobWebhook registers the mutating and validating webhooks of a kind.
+func SetupJobWebhook[T client.Object](mgr ctrl.Manager, kind jobframework.Kind[T], opts jobframework.Options) error {
+	w := &JobWebhook[T]{kind: kind, opts: opts, reader: mgr.GetClient()}
+	return ctrl.NewWebhookManagedBy(mgr, kind.New()).WithDefaulter(w).WithValidator(w).Complete()
+}
+
+// Default suspends a new job that names a queue: it must not create pods
+// before its quota is reserved.
+func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
+	if w.excluded(obj.GetNamespace()) || jobframework.QueueName(obj, w.opts) == "" {
+		return nil
+	}
+	job := w.kind.Adapt(obj)
+	if !job.IsSuspended() {
+		job.Suspend()
+		log.FromContext(ctx).V(2).Info("Suspended new job", "kind", w.kind.GVK.Kind, "job", client.ObjectKeyFromObject(obj))
+	}
+	return nil
+}
+
+func (w *JobWebhook[T]) ValidateCreate(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// ValidateUpdate forbids changing the queue of a job that holds quota: the
+// quota is reserved in the old queue's ClusterQueue.
+func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
+	if w.excluded(newObj.GetNamespace()) {
+		return nil, nil
+	}
+	oldQueue, newQueue := jobframework.QueueName(oldObj, w.opts), jobframework.QueueName(newObj, w.opts)
+	if oldQueue == newQueue || oldQueue == "" {
+		return nil, nil
+	}
+	holds, err := w.holdsQuota(ctx, oldObj)
+	if err != nil || !holds {
+		return nil, err
+	}
+	path := field.NewPath("metadata", "labels").Key(musterv1beta1.QueueNameLabel)
+	return nil, apierrors.NewInvalid(w.kind.GVK.GroupKind(), newObj.GetName(), field.ErrorList{
+		field.Forbidden(path, "the queue cannot change while the job holds quota in it; suspend or finish the job first"),
+	})
+}
+
+func (w *JobWebhook[T]) ValidateDelete(context.Context, T) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// holdsQuota reports whether a job runs or its Workload holds quota.
+func (w *JobWebhook[T]) holdsQuota(ctx context.Context, obj T) (bool, error) {
+	if !w.kind.Adapt(obj).IsSuspended() {
+		return true, nil
+	}
+	var wl musterv1beta1.Workload
+	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: jobframework.WorkloadName(w.kind.GVK.Kind, obj.GetName(), obj.GetUID())}
+	if err := w.reader.Get(ctx, key, &wl); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished), nil
+}
+
+// excluded reports whether the namespace is one the job webhooks never
+// touch, should the webhook configuration's namespaceSelector be missing.
+func (w *JobWebhook[T]) excluded(namespace string) bool {
+	return namespace == metav1.NamespaceSystem || namespace == w.opts.ManagerNamespace
+}
