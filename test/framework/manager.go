@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -38,6 +39,9 @@ func (e *Env) TestConfig() *configv1beta1.Configuration {
 	}
 	if wh.LocalServingPort != 0 {
 		cfg.Webhook = configv1beta1.WebhookConfig{Host: wh.LocalServingHost, Port: ptr.To(wh.LocalServingPort), CertDir: wh.LocalServingCertDir}
+	} else {
+		// No webhooks installed: keep the unused server off shared ports.
+		cfg.Webhook = configv1beta1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(freePort())}
 	}
 	configv1beta1.SetDefaults(cfg)
 	return cfg
@@ -134,4 +138,13 @@ func (e *Env) KubeConfig() ([]byte, error) {
 		return nil, fmt.Errorf("adding user: %w", err)
 	}
 	return user.KubeConfig()
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }

@@ -106,18 +106,21 @@ func complete(t *testing.T, j *batchv1.Job) {
 	t.Helper()
 	g := NewWithT(t)
 	g.Eventually(func() error {
-		got := getJob(g, j)
-		now := metav1.Now()
-		if got.Status.StartTime == nil {
-			got.Status.StartTime = &now
-		}
-		got.Status.CompletionTime = &now
-		got.Status.Succeeded = ptr.Deref(got.Spec.Completions, 1)
-		got.Status.Conditions = append(got.Status.Conditions,
-			batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now})
-		return env.Client.Status().Update(context.Background(), got)
+		return markComplete(context.Background(), getJob(g, j))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+func markComplete(ctx context.Context, j *batchv1.Job) error {
+	now := metav1.Now()
+	if j.Status.StartTime == nil {
+		j.Status.StartTime = &now
+	}
+	j.Status.CompletionTime = &now
+	j.Status.Succeeded = ptr.Deref(j.Spec.Completions, 1)
+	j.Status.Conditions = append(j.Status.Conditions,
+		batchv1.JobCondition{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	return env.Client.Status().Update(ctx, j)
 }
 
 // consistently checks f for a short while.

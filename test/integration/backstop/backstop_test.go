@@ -1,0 +1,104 @@
+// Package backstop tests the job reconciler as the backstop of the webhook:
+// with no webhooks installed, or jobs created before Muster started, a
+// running job that names a queue is suspended and gated all the same.
+package backstop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+	. "github.com/musterhq/muster/test/builder"
+	"github.com/musterhq/muster/test/framework"
+)
+
+var env *framework.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = framework.Start(framework.Options{Webhooks: false})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+func setup(t *testing.T) string {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "backstop-"}}
+	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
+	for _, o := range []client.Object{
+		MakeResourceFlavor("f-"+ns.Name).NodeLabel("gpu", "a100").Obj(),
+		MakeClusterQueue("cq-" + ns.Name).ResourceGroup(MakeFlavorQuotas("f-"+ns.Name).Resource(gpu, "2").Obj()).Obj(),
+		MakeLocalQueue("main", ns.Name).ClusterQueue("cq-" + ns.Name).Obj(),
+	} {
+		g.Expect(env.Client.Create(ctx, o)).To(Succeed())
+	}
+	return ns.Name
+}
+
+// expectGated waits until the job is suspended with a Workload; a job that
+// fits is then admitted and runs, one that does not stays suspended.
+func expectGated(t *testing.T, j *batchv1.Job, fits bool) {
+	NewWithT(t).Eventually(func(g Gomega) {
+		var got batchv1.Job
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(j), &got)).To(Succeed())
+		var wl musterv1beta1.Workload
+		key := client.ObjectKey{Namespace: j.Namespace, Name: jobframework.WorkloadName("Job", j.Name, got.UID)}
+		g.Expect(env.Client.Get(context.Background(), key, &wl)).To(Succeed())
+		if fits {
+			g.Expect(wl.Status.Admission).NotTo(BeNil())
+			g.Expect(ptr.Deref(got.Spec.Suspend, false)).To(BeFalse())
+			g.Expect(got.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("gpu", "a100"))
+		} else {
+			g.Expect(wl.Status.Admission).To(BeNil())
+			g.Expect(ptr.Deref(got.Spec.Suspend, false)).To(BeTrue())
+		}
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// TestRunningJobWithoutWebhookIsSuspended (P4): no webhook, the job is
+// created running; the reconciler suspends it and gates it.
+func TestRunningJobWithoutWebhookIsSuspended(t *testing.T) {
+	g := NewWithT(t)
+	env.StartManager(t)
+	ns := setup(t)
+	big := MakeJob("unsuspended-big", ns).Queue("main").Request(gpu, "4").Obj()
+	g.Expect(env.Client.Create(context.Background(), big)).To(Succeed())
+	g.Expect(ptr.Deref(big.Spec.Suspend, false)).To(BeFalse(), "no webhook: created running")
+	expectGated(t, big, false)
+
+	small := MakeJob("unsuspended-small", ns).Queue("main").Request(gpu, "1").Obj()
+	g.Expect(env.Client.Create(context.Background(), small)).To(Succeed())
+	expectGated(t, small, true)
+}
+
+// TestJobsPredatingTheManagerAreGated (P5): jobs created before Muster
+// starts are suspended and gated once it does.
+func TestJobsPredatingTheManagerAreGated(t *testing.T) {
+	g := NewWithT(t)
+	ns := setup(t)
+	big := MakeJob("early-big", ns).Queue("main").Request(gpu, "4").Obj()
+	small := MakeJob("early-small", ns).Queue("main").Request(gpu, "2").Obj()
+	g.Expect(env.Client.Create(context.Background(), big)).To(Succeed())
+	g.Expect(env.Client.Create(context.Background(), small)).To(Succeed())
+	env.StartManager(t)
+	expectGated(t, big, false)
+	expectGated(t, small, true)
+}

@@ -1,0 +1,120 @@
+package jobs
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	. "github.com/musterhq/muster/test/builder"
+	"github.com/musterhq/muster/test/framework"
+)
+
+func TestDeletedWorkloadOfPendingJobIsRecreated(t *testing.T) {
+	g := NewWithT(t)
+	env.StartManager(t)
+	q := setupQueues(t, "1")
+	j := q.gpuJob("recreate", 1, "2")
+	g.Expect(env.Client.Create(context.Background(), j)).To(Succeed())
+	expectPending(t, j, "insufficient quota")
+	old := workloadOf(g, j)
+	g.Expect(env.Client.Delete(context.Background(), old)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		wl := workloadOf(g, j)
+		g.Expect(wl.UID).NotTo(Equal(old.UID))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	expectPending(t, j, "insufficient quota")
+}
+
+func TestDeletingJobRemovesWorkloadAndFreesQuota(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	running, waiting := q.gpuJob("running", 1, "4"), q.gpuJob("waiting", 1, "4")
+	g.Expect(env.Client.Create(ctx, running)).To(Succeed())
+	expectRunning(t, running)
+	g.Expect(env.Client.Create(ctx, waiting)).To(Succeed())
+	expectPending(t, waiting, "insufficient quota")
+
+	wl := workloadOf(g, running)
+	g.Expect(env.Client.Delete(ctx, running, client.PropagationPolicy("Background"))).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(wl), wl))
+	}, framework.Timeout, framework.Interval).Should(BeTrue(), "the workload goes with its job")
+	expectRunning(t, waiting)
+}
+
+func TestQueueLabelIsLockedWhileJobHoldsQuota(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	other := MakeLocalQueue("other", q.ns).ClusterQueue(q.cq).Obj()
+	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
+
+	admitted, pending := q.gpuJob("admitted", 1, "4"), q.gpuJob("pending", 1, "4")
+	g.Expect(env.Client.Create(ctx, admitted)).To(Succeed())
+	expectRunning(t, admitted)
+	g.Expect(env.Client.Create(ctx, pending)).To(Succeed())
+	expectPending(t, pending, "insufficient quota")
+
+	got := getJob(g, admitted)
+	got.Labels[musterv1beta1.QueueNameLabel] = "other"
+	g.Expect(env.Client.Update(ctx, got)).To(MatchError(ContainSubstring("the queue cannot change while the job holds quota")))
+
+	g.Eventually(func() error {
+		got := getJob(g, pending)
+		got.Labels[musterv1beta1.QueueNameLabel] = "other"
+		return env.Client.Update(ctx, got)
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "a pending job may move")
+	g.Eventually(func(g Gomega) {
+		g.Expect(workloadOf(g, pending).Spec.QueueName).To(BeEquivalentTo("other"))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+func TestKueueQueueLabelIsAccepted(t *testing.T) {
+	g := NewWithT(t)
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	j := MakeJob("kueue-user", q.ns).Label(musterv1beta1.KueueQueueNameLabel, q.lq).Request(gpu, "2").Obj()
+	g.Expect(env.Client.Create(context.Background(), j)).To(Succeed())
+	g.Expect(isSuspended(j)).To(BeTrue())
+	expectRunning(t, j)
+}
+
+func TestKueueQueueLabelCanBeSwitchedOff(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t, func(c *configv1beta1.Configuration) {
+		c.Integrations.AcceptKueueQueueLabel = ptr.To(false)
+	})
+	q := setupQueues(t, "4")
+	j := MakeJob("left-to-kueue", q.ns).Label(musterv1beta1.KueueQueueNameLabel, q.lq).Request(gpu, "2").Obj()
+	g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+	g.Expect(isSuspended(j)).To(BeFalse(), "Muster leaves Kueue's jobs to Kueue")
+	consistently(t, func(g Gomega) {
+		var wls musterv1beta1.WorkloadList
+		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
+		g.Expect(wls.Items).To(BeEmpty())
+	})
+}
+
+func TestJobAndWorkloadEventsTellTheStory(t *testing.T) {
+	g := NewWithT(t)
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	j := q.gpuJob("story", 1, "2")
+	g.Expect(env.Client.Create(context.Background(), j)).To(Succeed())
+	expectRunning(t, j)
+	complete(t, j)
+	g.Eventually(func(g Gomega) {
+		g.Expect(eventsFor(g, q.ns, j.Name)).To(ContainElements(
+			"CreatedWorkload", "QuotaReserved", "Admitted", "Started", "Finished"))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}

@@ -1,0 +1,133 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// TestQuotaIsNeverOversubscribed (P1): 30 Jobs of random sizes created at
+// once; a sampler reads the admitted workloads every 10 ms and the admitted
+// GPUs never exceed the quota; a fake kubelet finishes running jobs, and
+// eventually every job ran.
+func TestQuotaIsNeverOversubscribed(t *testing.T) {
+	const quota, jobs = 12, 30
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.StartManager(t)
+	q := setupQueues(t, fmt.Sprint(quota))
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	var all []*batchv1.Job
+	for i := range jobs {
+		all = append(all, q.gpuJob(fmt.Sprintf("p1-%02d", i), int32(1+rng.IntN(3)), fmt.Sprint(1+rng.IntN(4))))
+	}
+	violations := make(chan string, 1)
+	var samples int
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); samples = sampleUsage(ctx, q, quota, violations) }()
+	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 150*time.Millisecond) }()
+
+	var created sync.WaitGroup
+	for _, j := range all {
+		created.Add(1)
+		go func() { defer created.Done(); g.Expect(env.Client.Create(ctx, j)).To(Succeed()) }()
+	}
+	created.Wait()
+
+	g.Eventually(func(g Gomega) {
+		var wls musterv1beta1.WorkloadList
+		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
+		finished := 0
+		for _, wl := range wls.Items {
+			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+				finished++
+			}
+		}
+		g.Expect(finished).To(Equal(jobs))
+	}, 60*time.Second, 100*time.Millisecond).Should(Succeed(), "every job eventually runs and finishes")
+	cancel()
+	wg.Wait()
+	select {
+	case v := <-violations:
+		t.Fatal(v)
+	default:
+	}
+	t.Logf("%d usage samples, none above quota", samples)
+	g.Expect(samples).To(BeNumerically(">", 10))
+}
+
+// sampleUsage sums the GPUs of the admitted, unfinished workloads every
+// 10 ms and reports the first sample above quota.
+func sampleUsage(ctx context.Context, q testQueues, quota int64, violations chan<- string) int {
+	samples := 0
+	for ctx.Err() == nil {
+		var wls musterv1beta1.WorkloadList
+		if err := env.Client.List(ctx, &wls, client.InNamespace(q.ns)); err == nil {
+			var used int64
+			for _, wl := range wls.Items {
+				if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+					continue
+				}
+				for _, psa := range wl.Status.Admission.PodSetAssignments {
+					v := psa.ResourceUsage[gpu]
+					used += v.Value()
+				}
+			}
+			samples++
+			if used > quota {
+				select {
+				case violations <- fmt.Sprintf("sample %d: %d GPUs admitted, quota %d", samples, used, quota):
+				default:
+				}
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return samples
+}
+
+// finishRunningJobs plays the Job controller: a job unsuspended for longer
+// than runtime is marked Complete.
+func finishRunningJobs(ctx context.Context, ns string, runtime time.Duration) {
+	started := map[string]time.Time{}
+	for ctx.Err() == nil {
+		var list batchv1.JobList
+		if err := env.Client.List(ctx, &list, client.InNamespace(ns)); err == nil {
+			for i := range list.Items {
+				j := &list.Items[i]
+				if isSuspended(j) || isFinished(j) {
+					continue
+				}
+				if _, ok := started[j.Name]; !ok {
+					started[j.Name] = time.Now()
+				}
+				if time.Since(started[j.Name]) > runtime {
+					_ = markComplete(ctx, j)
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func isFinished(j *batchv1.Job) bool {
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed {
+			return true
+		}
+	}
+	return false
+}
