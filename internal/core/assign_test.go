@@ -1,0 +1,157 @@
+package core
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestAssign(t *testing.T) {
+	cases := map[string]struct {
+		cq         *ClusterQueue
+		flavors    []*Flavor
+		usage      Usage
+		wl         *Workload
+		wantFlavor map[string]string
+		wantMsg    string
+		wantNever  bool
+	}{
+		"fits the first flavor": {
+			cq:         gpuQueue("cq", gpus("a100", 8), gpus("h100", 8)),
+			wl:         gpuWl("w", 0, 0, 2, 4),
+			wantFlavor: map[string]string{"nvidia.com/gpu": "a100"},
+		},
+		"falls through to the next flavor": {
+			cq:         gpuQueue("cq", gpus("a100", 8), gpus("h100", 8)),
+			usage:      Usage{{"a100", "nvidia.com/gpu"}: 4000},
+			wl:         gpuWl("w", 0, 0, 2, 4),
+			wantFlavor: map[string]string{"nvidia.com/gpu": "h100"},
+		},
+		"does not fit anywhere": {
+			cq:      gpuQueue("cq", gpus("a100", 8)),
+			usage:   Usage{{"a100", "nvidia.com/gpu"}: 2000},
+			wl:      gpuWl("w", 0, 0, 1, 16),
+			wantMsg: "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor a100: 16 requested, 6 available (quota 8)",
+			// 16 > quota 8: it never fits.
+			wantNever: true,
+		},
+		"fits only after others finish": {
+			cq:      gpuQueue("cq", gpus("a100", 8)),
+			usage:   Usage{{"a100", "nvidia.com/gpu"}: 6000},
+			wl:      gpuWl("w", 0, 0, 1, 6),
+			wantMsg: "6 requested, 2 available (quota 8)",
+		},
+		"resource not covered": {
+			cq:        gpuQueue("cq", gpus("a100", 8)),
+			wl:        wl("w", 0, 0, 1, map[string]int64{"nvidia.com/gpu": 1, "cpu": 2}),
+			wantMsg:   "resource cpu is not covered by ClusterQueue cq",
+			wantNever: true,
+		},
+		"untolerated taint skips the flavor": {
+			cq: gpuQueue("cq", gpus("spot", 8), gpus("a100", 8)),
+			flavors: []*Flavor{{Name: "spot", Taints: []Taint{{Key: "spot", Value: "true", Effect: "NoSchedule"}}},
+				{Name: "a100"}},
+			wl:         gpuWl("w", 0, 0, 1, 1),
+			wantFlavor: map[string]string{"nvidia.com/gpu": "a100"},
+		},
+		"flavor toleration makes the taint acceptable": {
+			cq: gpuQueue("cq", gpus("spot", 8)),
+			flavors: []*Flavor{{Name: "spot", Taints: []Taint{{Key: "spot", Value: "true", Effect: "NoSchedule"}},
+				Tolerations: []Toleration{{Key: "spot", Operator: "Exists"}}}},
+			wl:         gpuWl("w", 0, 0, 1, 1),
+			wantFlavor: map[string]string{"nvidia.com/gpu": "spot"},
+		},
+		"node selector contradicts the flavor": {
+			cq:      gpuQueue("cq", gpus("a100", 8)),
+			flavors: []*Flavor{{Name: "a100", NodeLabels: map[string]string{"gpu": "a100"}}},
+			wl: func() *Workload {
+				w := gpuWl("w", 0, 0, 1, 1)
+				w.PodSets[0].NodeSelector = map[string]string{"gpu": "h100"}
+				return w
+			}(),
+			wantMsg:   "flavor a100 doesn't match node selector gpu=h100",
+			wantNever: true,
+		},
+		"missing flavor is skipped": {
+			cq:         gpuQueue("cq", gpus("gone", 8), gpus("a100", 8)),
+			flavors:    []*Flavor{{Name: "a100"}},
+			wl:         gpuWl("w", 0, 0, 1, 1),
+			wantFlavor: map[string]string{"nvidia.com/gpu": "a100"},
+		},
+		"pods are counted when covered": {
+			cq: &ClusterQueue{Name: "cq", ResourceGroups: []ResourceGroup{{
+				Resources: []string{"cpu", "pods"}, Flavors: []FlavorQuotas{quotas("default", map[string]int64{"cpu": 100, "pods": 3})}}}},
+			wl:      wl("w", 0, 0, 4, map[string]int64{"cpu": 1}),
+			wantMsg:   "insufficient quota for pods in flavor default: 4 requested, 3 available (quota 3)",
+			wantNever: true,
+		},
+		"memory is shown in binary units": {
+			cq: &ClusterQueue{Name: "cq", ResourceGroups: []ResourceGroup{{
+				Resources: []string{"memory"}, Flavors: []FlavorQuotas{{Flavor: "default", Resources: map[string]ResourceQuota{"memory": {Nominal: 8 << 30 * 1000}}}}}}},
+			wl:      &Workload{Key: "ns/w", PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 8 << 30 * 1000}}}},
+			wantMsg:   "16Gi requested, 8Gi available (quota 8Gi)",
+			wantNever: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := NewCache()
+			flavors := tc.flavors
+			if flavors == nil {
+				for _, f := range tc.cq.flavorNames() {
+					flavors = append(flavors, &Flavor{Name: f})
+				}
+			}
+			for _, f := range flavors {
+				c.UpsertFlavor(f)
+			}
+			c.UpsertClusterQueue(tc.cq)
+			s := c.Snapshot()
+			q := s.Queue(tc.cq.Name)
+			q.AddUsage(tc.usage)
+			adm, noFit := Assign(s, q, tc.wl)
+			if tc.wantMsg != "" {
+				if noFit == nil {
+					t.Fatalf("admitted %+v, want no fit", adm)
+				}
+				if !strings.Contains(noFit.Message(), tc.wantMsg) {
+					t.Errorf("message %q does not contain %q", noFit.Message(), tc.wantMsg)
+				}
+				if noFit.Never != tc.wantNever {
+					t.Errorf("Never = %v, want %v", noFit.Never, tc.wantNever)
+				}
+				return
+			}
+			if noFit != nil {
+				t.Fatalf("no fit: %s", noFit.Message())
+			}
+			if !equalMap(adm.PodSets[0].Flavors, tc.wantFlavor) {
+				t.Errorf("flavors = %v, want %v", adm.PodSets[0].Flavors, tc.wantFlavor)
+			}
+		})
+	}
+}
+
+// TestAssignCountsEarlierPodSets: the pod sets of one workload share the
+// quota; together they must fit.
+func TestAssignCountsEarlierPodSets(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8), gpus("h100", 8))}, "a100", "h100")
+	s := c.Snapshot()
+	w := &Workload{Key: "ns/w", PodSets: []PodSet{
+		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 4000}},
+		{Name: "worker", Count: 2, Requests: Requests{"nvidia.com/gpu": 4000}},
+	}}
+	adm, noFit := Assign(s, s.Queue("cq"), w)
+	if noFit != nil {
+		t.Fatal(noFit.Message())
+	}
+	if got := adm.PodSets[0].Flavors["nvidia.com/gpu"]; got != "a100" {
+		t.Errorf("master on %s, want a100", got)
+	}
+	if got := adm.PodSets[1].Flavors["nvidia.com/gpu"]; got != "h100" {
+		t.Errorf("workers on %s, want h100: a100 has 4 left after the master", got)
+	}
+	u := adm.Usage()
+	if u[FlavorResource{"a100", "nvidia.com/gpu"}] != 4000 || u[FlavorResource{"h100", "nvidia.com/gpu"}] != 8000 {
+		t.Errorf("usage = %v", u)
+	}
+}

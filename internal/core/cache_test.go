@@ -1,0 +1,78 @@
+package core
+
+import "testing"
+
+func gpuUsage(c *Cache, cq string) int64 {
+	return c.ClusterQueueStatus(cq).Usage[FlavorResource{"a100", "nvidia.com/gpu"}]
+}
+
+func TestCacheAssumeForgetConfirm(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8))}, "a100")
+	w := admitted(gpuWl("w", 0, 0, 2, 2), "cq", "a100")
+	if err := c.Assume(w); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Assume(w); err == nil {
+		t.Error("assumed twice")
+	}
+	if got := gpuUsage(c, "cq"); got != 4000 {
+		t.Errorf("usage after assume = %d", got)
+	}
+	if c.ReleaseConfirmed(w.Key) != "" || !c.HoldsQuota(w.Key) {
+		t.Error("a stale pending view released an assumed workload")
+	}
+	c.Forget(w.Key)
+	if got := gpuUsage(c, "cq"); got != 0 {
+		t.Errorf("usage after forget = %d", got)
+	}
+
+	_ = c.Assume(w)
+	c.AddOrUpdateWorkload(w) // the API confirms
+	c.Forget(w.Key)          // a late failure must not undo a confirmed admission
+	if got := gpuUsage(c, "cq"); got != 4000 {
+		t.Errorf("usage after confirm+forget = %d", got)
+	}
+	if cq := c.ReleaseConfirmed(w.Key); cq != "cq" || gpuUsage(c, "cq") != 0 {
+		t.Errorf("evicted workload not released: %q", cq)
+	}
+}
+
+// TestCacheRebuildInAnyOrder: workloads may arrive before their queue and
+// flavors; the usage is the same either way.
+func TestCacheRebuildInAnyOrder(t *testing.T) {
+	a := admitted(gpuWl("a", 0, 0, 1, 3), "cq", "a100")
+	b := admitted(gpuWl("b", 0, 0, 1, 2), "cq", "a100")
+	orders := [][]func(*Cache){
+		{addQueue, addFlavor, addWl(a), addWl(b)},
+		{addWl(b), addWl(a), addQueue, addFlavor},
+		{addFlavor, addWl(a), addQueue, addWl(b)},
+	}
+	for i, order := range orders {
+		c := NewCache()
+		for _, step := range order {
+			step(c)
+		}
+		st := c.ClusterQueueStatus("cq")
+		if st.Reserving != 2 || gpuUsage(c, "cq") != 5000 || st.Inactive != "" {
+			t.Errorf("order %d: reserving %d usage %d inactive %q", i, st.Reserving, gpuUsage(c, "cq"), st.Inactive)
+		}
+	}
+}
+
+func addQueue(c *Cache)  { c.UpsertClusterQueue(gpuQueue("cq", gpus("a100", 8))) }
+func addFlavor(c *Cache) { c.UpsertFlavor(&Flavor{Name: "a100"}) }
+func addWl(w *Workload) func(*Cache) {
+	return func(c *Cache) { c.AddOrUpdateWorkload(w) }
+}
+
+func TestCacheInactiveWithoutFlavor(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8))})
+	st := c.ClusterQueueStatus("cq")
+	if st.Inactive != "ResourceFlavor a100 not found" || len(st.MissingFlavors) != 1 {
+		t.Errorf("inactive = %q", st.Inactive)
+	}
+	addFlavor(c)
+	if st := c.ClusterQueueStatus("cq"); st.Inactive != "" {
+		t.Errorf("still inactive: %q", st.Inactive)
+	}
+}

@@ -1,0 +1,100 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func headNames(q *Queues, cq string) []string {
+	var out []string
+	for _, w := range q.Heads()[cq] {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+func TestQueuesOrphansWaitForTheirQueue(t *testing.T) {
+	q := NewQueues()
+	q.AddOrUpdate(gpuWl("w", 0, 0, 1, 1))
+	if len(q.Heads()) != 0 {
+		t.Fatal("a workload without LocalQueue is not schedulable")
+	}
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	if len(q.Heads()) != 0 {
+		t.Fatal("a workload without ClusterQueue is not schedulable")
+	}
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	if got := headNames(q, "cq"); len(got) != 1 {
+		t.Fatalf("heads = %v", got)
+	}
+	q.DeleteLocalQueue("ns", "lq")
+	if len(q.Heads()) != 0 {
+		t.Fatal("deleting the LocalQueue sets its workloads aside")
+	}
+	_, byLQ := q.PendingCounts()
+	if byLQ["ns/lq"] != 1 {
+		t.Errorf("orphans still count as pending in their LocalQueue: %v", byLQ)
+	}
+}
+
+func TestQueuesParkAndUnpark(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	w := gpuWl("w", 0, 0, 1, 1)
+	q.AddOrUpdate(w)
+	q.Park(w.Key)
+	if len(q.Heads()) != 0 {
+		t.Fatal("parked workload still tried")
+	}
+	// A status write: same request, stays parked.
+	same := *w
+	q.AddOrUpdate(&same)
+	if len(q.Heads()) != 0 {
+		t.Fatal("an update that changes nothing unparked the workload")
+	}
+	// A real change: priority raised, tried again.
+	raised := *w
+	raised.Priority = 5
+	q.AddOrUpdate(&raised)
+	if got := headNames(q, "cq"); len(got) != 1 {
+		t.Fatal("a changed workload is tried again")
+	}
+	q.Park(w.Key)
+	q.Unpark("cq")
+	if got := headNames(q, "cq"); len(got) != 1 {
+		t.Fatal("unpark did not bring the workload back")
+	}
+}
+
+func TestQueuesOrder(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	for _, w := range []*Workload{gpuWl("c", 0, 3, 1, 1), gpuWl("a", 5, 9, 1, 1), gpuWl("b", 0, 1, 1, 1)} {
+		q.AddOrUpdate(w)
+	}
+	got := headNames(q, "cq")
+	want := []string{"a", "b", "c"}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("order %v, want %v", got, want)
+		}
+	}
+}
+
+func TestQueuesWaitWakesOnAdd(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for q.Wait(ctx) { // drain the wake-up of UpsertClusterQueue
+		break
+	}
+	go q.AddOrUpdate(gpuWl("w", 0, 0, 1, 1))
+	if !q.Wait(ctx) {
+		t.Fatal("no wake-up after a new workload")
+	}
+}

@@ -1,0 +1,100 @@
+package core
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSchedule(t *testing.T) {
+	cases := map[string]struct {
+		cqs          []*ClusterQueue
+		heads        map[string][]*Workload
+		wantAdmitted []string
+		wantParked   []string
+		wantMessage  map[string]string
+	}{
+		"admits everything that fits in one cycle": {
+			cqs:          []*ClusterQueue{gpuQueue("cq", gpus("a100", 8))},
+			heads:        map[string][]*Workload{"cq": {gpuWl("a", 0, 1, 1, 2), gpuWl("b", 0, 2, 1, 2), gpuWl("c", 0, 3, 1, 2), gpuWl("d", 0, 4, 1, 2)}},
+			wantAdmitted: []string{"a", "b", "c", "d"},
+		},
+		"higher priority first, then older": {
+			cqs:          []*ClusterQueue{gpuQueue("cq", gpus("a100", 4))},
+			heads:        map[string][]*Workload{"cq": {gpuWl("old-low", 0, 1, 1, 4), gpuWl("new-high", 10, 5, 1, 4)}},
+			wantAdmitted: []string{"new-high"},
+			wantParked:   []string{"old-low"},
+		},
+		"best effort lets smaller workloads pass": {
+			cqs:          []*ClusterQueue{gpuQueue("cq", gpus("a100", 4))},
+			heads:        map[string][]*Workload{"cq": {gpuWl("big", 0, 1, 1, 8), gpuWl("small", 0, 2, 1, 4)}},
+			wantAdmitted: []string{"small"},
+			wantParked:   []string{"big"},
+		},
+		"strict FIFO blocks behind its head": {
+			cqs: []*ClusterQueue{func() *ClusterQueue {
+				cq := gpuQueue("cq", gpus("a100", 4))
+				cq.Strategy = StrictFIFO
+				return cq
+			}()},
+			heads:       map[string][]*Workload{"cq": {gpuWl("big", 0, 1, 1, 8), gpuWl("small", 0, 2, 1, 4)}},
+			wantMessage: map[string]string{"small": "waiting behind workload ns/big at the head of StrictFIFO ClusterQueue cq"},
+		},
+		"queues are independent": {
+			cqs: []*ClusterQueue{gpuQueue("a", gpus("a100", 4)), gpuQueue("b", gpus("a100", 4))},
+			heads: map[string][]*Workload{
+				"a": {gpuWl("a1", 0, 1, 1, 4), gpuWl("a2", 0, 2, 1, 4)},
+				"b": {gpuWl("b1", 0, 3, 1, 4)},
+			},
+			wantAdmitted: []string{"a1", "b1"},
+			wantParked:   []string{"a2"},
+		},
+		"stopped queue admits nothing": {
+			cqs: []*ClusterQueue{func() *ClusterQueue {
+				cq := gpuQueue("cq", gpus("a100", 4))
+				cq.Stop = Hold
+				return cq
+			}()},
+			heads:       map[string][]*Workload{"cq": {gpuWl("w", 0, 1, 1, 1)}},
+			wantParked:  []string{"w"},
+			wantMessage: map[string]string{"w": "ClusterQueue cq is inactive: ClusterQueue is stopped"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := cacheWith(tc.cqs, "a100")
+			ds := Schedule(c.Snapshot(), tc.heads)
+			got := names(ds, true)
+			slices.Sort(got)
+			if !slices.Equal(got, tc.wantAdmitted) {
+				t.Errorf("admitted %v, want %v", got, tc.wantAdmitted)
+			}
+			var parked []string
+			for _, d := range ds {
+				if d.Park {
+					parked = append(parked, d.Workload.Name)
+				}
+				if want, ok := tc.wantMessage[d.Workload.Name]; ok && !strings.Contains(d.Message, want) {
+					t.Errorf("%s: message %q, want %q", d.Workload.Name, d.Message, want)
+				}
+			}
+			slices.Sort(parked)
+			if !slices.Equal(parked, tc.wantParked) {
+				t.Errorf("parked %v, want %v", parked, tc.wantParked)
+			}
+		})
+	}
+}
+
+// TestScheduleSeesCacheUsage: quota held by admitted workloads counts.
+func TestScheduleSeesCacheUsage(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8))}, "a100")
+	c.AddOrUpdateWorkload(admitted(gpuWl("running", 0, 0, 1, 6), "cq", "a100"))
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("w", 0, 1, 1, 4)}})
+	if len(ds) != 1 || ds[0].Admission != nil {
+		t.Fatalf("admitted on top of used quota: %+v", ds)
+	}
+	if !strings.Contains(ds[0].Message, "4 requested, 2 available") {
+		t.Errorf("message %q", ds[0].Message)
+	}
+}
