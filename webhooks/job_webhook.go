@@ -5,7 +5,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,7 +33,7 @@ func SetupJobWebhook[T client.Object](mgr ctrl.Manager, kind jobframework.Kind[T
 // Default suspends a new job that names a queue: it must not create pods
 // before its quota is reserved.
 func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
-	if w.excluded(obj.GetNamespace()) || jobframework.QueueName(obj, w.opts) == "" {
+	if w.opts.Excluded(obj.GetNamespace()) || jobframework.QueueName(obj, w.opts) == "" {
 		return nil
 	}
 	job := w.kind.Adapt(obj)
@@ -52,7 +51,7 @@ func (w *JobWebhook[T]) ValidateCreate(context.Context, T) (admission.Warnings, 
 // ValidateUpdate forbids changing the queue of a job that holds quota: the
 // quota is reserved in the old queue's ClusterQueue.
 func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
-	if w.excluded(newObj.GetNamespace()) {
+	if w.opts.Excluded(newObj.GetNamespace()) {
 		return nil, nil
 	}
 	oldQueue, newQueue := jobframework.QueueName(oldObj, w.opts), jobframework.QueueName(newObj, w.opts)
@@ -84,10 +83,4 @@ func (w *JobWebhook[T]) holdsQuota(ctx context.Context, obj T) (bool, error) {
 		return false, client.IgnoreNotFound(err)
 	}
 	return wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished), nil
-}
-
-// excluded reports whether the namespace is one the job webhooks never
-// touch, should the webhook configuration's namespaceSelector be missing.
-func (w *JobWebhook[T]) excluded(namespace string) bool {
-	return namespace == metav1.NamespaceSystem || namespace == w.opts.ManagerNamespace
 }

@@ -32,6 +32,13 @@ type Options struct {
 	ManagerNamespace string
 }
 
+// Excluded reports whether Muster leaves the jobs of a namespace alone: the
+// control plane's and its own, whatever their labels. The job webhooks'
+// namespaceSelector says the same; this covers a configuration without it.
+func (o Options) Excluded(namespace string) bool {
+	return namespace == "kube-system" || namespace == o.ManagerNamespace
+}
+
 // QueueName returns the LocalQueue a job names, or "".
 func QueueName(obj client.Object, opts Options) string {
 	labels := obj.GetLabels()

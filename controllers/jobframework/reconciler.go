@@ -58,6 +58,9 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
+	if r.opts.Excluded(obj.GetNamespace()) {
+		return ctrl.Result{}, nil
+	}
 	job := r.kind.Adapt(obj)
 	queue := QueueName(obj, r.opts)
 	wl, err := r.workloadOf(ctx, obj)

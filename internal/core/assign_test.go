@@ -80,14 +80,14 @@ func TestAssign(t *testing.T) {
 		"pods are counted when covered": {
 			cq: &ClusterQueue{Name: "cq", ResourceGroups: []ResourceGroup{{
 				Resources: []string{"cpu", "pods"}, Flavors: []FlavorQuotas{quotas("default", map[string]int64{"cpu": 100, "pods": 3})}}}},
-			wl:      wl("w", 0, 0, 4, map[string]int64{"cpu": 1}),
+			wl:        wl("w", 0, 0, 4, map[string]int64{"cpu": 1}),
 			wantMsg:   "insufficient quota for pods in flavor default: 4 requested, 3 available (quota 3)",
 			wantNever: true,
 		},
 		"memory is shown in binary units": {
 			cq: &ClusterQueue{Name: "cq", ResourceGroups: []ResourceGroup{{
 				Resources: []string{"memory"}, Flavors: []FlavorQuotas{{Flavor: "default", Resources: map[string]ResourceQuota{"memory": {Nominal: 8 << 30 * 1000}}}}}}},
-			wl:      &Workload{Key: "ns/w", PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 8 << 30 * 1000}}}},
+			wl:        &Workload{Key: "ns/w", PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 8 << 30 * 1000}}}},
 			wantMsg:   "16Gi requested, 8Gi available (quota 8Gi)",
 			wantNever: true,
 		},

@@ -5,18 +5,21 @@
 package framework
 
 import (
-	"context"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,9 +83,14 @@ func Start(opts Options) (*Env, error) {
 		ErrorIfCRDPathMissing: true,
 	}
 	if opts.Webhooks {
+		mutating, validating, err := kustomizeWebhooks(filepath.Join(root, "config", "webhook"))
+		if err != nil {
+			return nil, err
+		}
 		te.WebhookInstallOptions = envtest.WebhookInstallOptions{
-			Paths:            []string{filepath.Join(root, "config", "webhook", "manifests.yaml")},
-			LocalServingHost: "127.0.0.1",
+			MutatingWebhooks:   mutating,
+			ValidatingWebhooks: validating,
+			LocalServingHost:   "127.0.0.1",
 		}
 	}
 	apiServer := te.ControlPlane.GetAPIServer()
@@ -100,14 +108,7 @@ func Start(opts Options) (*Env, error) {
 		_ = te.Stop()
 		return nil, err
 	}
-	env := &Env{Config: cfg, Client: c, Scheme: scheme, testEnv: te}
-	if opts.Webhooks {
-		if err := env.excludeSystemNamespaces(); err != nil {
-			_ = te.Stop()
-			return nil, err
-		}
-	}
-	return env, nil
+	return &Env{Config: cfg, Client: c, Scheme: scheme, testEnv: te}, nil
 }
 
 // Stop stops the API server and etcd.
@@ -117,57 +118,41 @@ func (e *Env) Stop() error { return e.testEnv.Stop() }
 // the directory with its serving certificate.
 func (e *Env) WebhookOptions() envtest.WebhookInstallOptions { return e.testEnv.WebhookInstallOptions }
 
-// excludeSystemNamespaces applies to the installed job webhooks the same
-// namespaceSelector that config/webhook's kustomization patches in.
-func (e *Env) excludeSystemNamespaces() error {
-	ctx := context.Background()
-	sel := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key:      corev1.LabelMetadataName,
-		Operator: metav1.LabelSelectorOpNotIn,
-		Values:   []string{metav1.NamespaceSystem, configv1beta1.DefaultNamespace},
-	}}}
-	var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
-	if err := e.Client.List(ctx, &mwcs); err != nil {
-		return err
+// kustomizeWebhooks builds config/webhook with kubectl's kustomize, so tests
+// install exactly what users do, namespaceSelector patches included.
+func kustomizeWebhooks(dir string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	out, err := exec.Command(kubectl, "kustomize", dir).Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubectl kustomize %s: %w", dir, err)
 	}
-	for i := range mwcs.Items {
-		m := &mwcs.Items[i]
-		for j := range m.Webhooks {
-			if isJobWebhook(m.Webhooks[j].Rules) {
-				m.Webhooks[j].NamespaceSelector = sel
+	var mutating []*admissionregistrationv1.MutatingWebhookConfiguration
+	var validating []*admissionregistrationv1.ValidatingWebhookConfiguration
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(out), 4096)
+	for {
+		var doc map[string]any
+		if err := dec.Decode(&doc); err != nil {
+			if errors.Is(err, io.EOF) {
+				return mutating, validating, nil
 			}
+			return nil, nil, err
 		}
-		if err := e.Client.Update(ctx, m); err != nil {
-			return err
-		}
-	}
-	var vwcs admissionregistrationv1.ValidatingWebhookConfigurationList
-	if err := e.Client.List(ctx, &vwcs); err != nil {
-		return err
-	}
-	for i := range vwcs.Items {
-		v := &vwcs.Items[i]
-		for j := range v.Webhooks {
-			if isJobWebhook(v.Webhooks[j].Rules) {
-				v.Webhooks[j].NamespaceSelector = sel
+		data, _ := json.Marshal(doc)
+		switch doc["kind"] {
+		case "MutatingWebhookConfiguration":
+			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+			if err := json.Unmarshal(data, m); err != nil {
+				return nil, nil, err
 			}
-		}
-		if err := e.Client.Update(ctx, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func isJobWebhook(rules []admissionregistrationv1.RuleWithOperations) bool {
-	for _, r := range rules {
-		for _, g := range r.APIGroups {
-			if g != musterv1beta1.GroupVersion.Group {
-				return true
+			mutating = append(mutating, m)
+		case "ValidatingWebhookConfiguration":
+			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+			if err := json.Unmarshal(data, v); err != nil {
+				return nil, nil, err
 			}
+			validating = append(validating, v)
 		}
 	}
-	return false
 }
 
 // setAssets points envtest at bin/k8s unless KUBEBUILDER_ASSETS says
@@ -178,7 +163,7 @@ func setAssets() error {
 		dir = filepath.Join(RepoRoot(), "bin", "k8s")
 		os.Setenv("KUBEBUILDER_ASSETS", dir)
 	}
-	for _, b := range []string{"etcd", "kube-apiserver"} {
+	for _, b := range []string{"etcd", "kube-apiserver", "kubectl"} {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
 			return fmt.Errorf("%s not found in %s: run `make envtest-assets` first (it builds the control plane from Go modules)", b, dir)
 		}

@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -21,12 +21,16 @@ func TestLocalQueueClusterQueueIsImmutable(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, lq)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, lq) })
 
-	lq.Spec.ClusterQueue = "cq-b"
-	g.Expect(env.Client.Update(ctx, lq)).To(MatchError(ContainSubstring("clusterQueue is immutable")))
-
-	lq.Spec.ClusterQueue = "cq-a"
-	lq.Spec.StopPolicy = ptrTo(musterv1beta1.Hold)
-	g.Expect(env.Client.Update(ctx, lq)).To(Succeed(), "other fields stay mutable")
+	g.Expect(retryOnConflict(func() error {
+		_ = env.Client.Get(ctx, clientKey(lq), lq)
+		lq.Spec.ClusterQueue = "cq-b"
+		return env.Client.Update(ctx, lq)
+	})).To(MatchError(ContainSubstring("clusterQueue is immutable")))
+	g.Expect(retryOnConflict(func() error {
+		_ = env.Client.Get(ctx, clientKey(lq), lq)
+		lq.Spec.StopPolicy = ptrTo(musterv1beta1.Hold)
+		return env.Client.Update(ctx, lq)
+	})).To(Succeed(), "other fields stay mutable")
 }
 
 func TestLocalQueueRequiresClusterQueue(t *testing.T) {
@@ -92,33 +96,45 @@ func TestWorkloadPodSetsImmutableWhileHoldingQuota(t *testing.T) {
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, wl) })
 
 	// Pending: pod sets may still change, e.g. a suspended job resized.
-	wl.Spec.PodSets[0].Count = 2
-	g.Expect(env.Client.Update(ctx, wl)).To(Succeed())
+	g.Expect(updateWorkload(wl, func(w *musterv1beta1.Workload) { w.Spec.PodSets[0].Count = 2 })).To(Succeed())
 
-	wl.Status.Admission = &musterv1beta1.Admission{
-		ClusterQueue: "cq",
-		PodSetAssignments: []musterv1beta1.PodSetAssignment{{
-			Name:          "main",
-			Flavors:       map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference{corev1.ResourceCPU: "default"},
-			ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
-		}},
-	}
-	wl.Status.Conditions = []metav1.Condition{{
-		Type: musterv1beta1.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonQuotaReserved,
-		Message: "Quota reserved in ClusterQueue cq", LastTransitionTime: metav1.Now(),
-	}}
-	g.Expect(env.Client.Status().Update(ctx, wl)).To(Succeed())
+	g.Expect(retryOnConflict(func() error {
+		if err := env.Client.Get(ctx, clientKey(wl), wl); err != nil {
+			return err
+		}
+		wl.Status.Admission = &musterv1beta1.Admission{
+			ClusterQueue: "cq",
+			PodSetAssignments: []musterv1beta1.PodSetAssignment{{
+				Name:          "main",
+				Flavors:       map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference{corev1.ResourceCPU: "default"},
+				ResourceUsage: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+			}},
+		}
+		return env.Client.Status().Update(ctx, wl)
+	})).To(Succeed())
 
-	wl.Spec.PodSets[0].Count = 3
-	g.Expect(env.Client.Update(ctx, wl)).To(MatchError(ContainSubstring("podSets cannot change while the workload holds quota")))
+	g.Expect(updateWorkload(wl, func(w *musterv1beta1.Workload) { w.Spec.PodSets[0].Count = 3 })).
+		To(MatchError(ContainSubstring("podSets cannot change while the workload holds quota")))
+	g.Expect(updateWorkload(wl, func(w *musterv1beta1.Workload) { w.Spec.QueueName = "other" })).
+		To(MatchError(ContainSubstring("queueName cannot change while the workload holds quota")))
+	g.Expect(updateWorkload(wl, func(w *musterv1beta1.Workload) { w.Spec.Priority = ptrTo[int32](7) })).
+		To(Succeed(), "priority may change while admitted")
+}
 
-	g.Expect(env.Client.Get(ctx, clientKey(wl), wl)).To(Succeed())
-	wl.Spec.QueueName = "other"
-	g.Expect(env.Client.Update(ctx, wl)).To(MatchError(ContainSubstring("queueName cannot change while the workload holds quota")))
+// updateWorkload applies mutate to the latest version, retrying on
+// conflicts with the controllers that also write it.
+func updateWorkload(wl *musterv1beta1.Workload, mutate func(*musterv1beta1.Workload)) error {
+	return retryOnConflict(func() error {
+		if err := env.Client.Get(context.Background(), clientKey(wl), wl); err != nil {
+			return err
+		}
+		mutate(wl)
+		return env.Client.Update(context.Background(), wl)
+	})
+}
 
-	g.Expect(env.Client.Get(ctx, clientKey(wl), wl)).To(Succeed())
-	wl.Spec.Priority = ptrTo[int32](7)
-	g.Expect(env.Client.Update(ctx, wl)).To(Succeed(), "priority may change while admitted")
+func retryOnConflict(f func() error) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, f)
 }
 
 func TestWorkloadValidation(t *testing.T) {

@@ -12,11 +12,14 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
 
@@ -86,7 +89,6 @@ func TestKubectlGetShowsColumns(t *testing.T) {
 		"cq": {"NAME", "COHORT", "PENDING", "ADMITTED", "team-a", "research"},
 		"lq": {"NAME", "CLUSTERQUEUE", "PENDING", "ADMITTED", "team-b"},
 		"rf": {"NAME", "AGE", "a100", "h100"},
-		"wl": {"No resources found"},
 	}
 	for resource, want := range cases {
 		out, err := exec.Command(kubectl, "--kubeconfig", path, "get", resource, "-A").CombinedOutput()
@@ -95,9 +97,19 @@ func TestKubectlGetShowsColumns(t *testing.T) {
 			g.Expect(string(out)).To(ContainSubstring(w), "kubectl get %s", resource)
 		}
 	}
-	out, err := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-A", "-o", "wide").CombinedOutput()
+
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-"}}
+	g.Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
+	wl := builder.MakeWorkload("shown", ns.Name).Queue("nowhere").Obj()
+	g.Expect(env.Client.Create(context.Background(), wl)).To(Succeed())
+	out, err := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns.Name, "-o", "wide").CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))
-	g.Expect(strings.TrimSpace(string(out))).To(Equal("No resources found"))
+	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
+	g.Expect(strings.Join(header, " ")).To(Equal("NAME QUEUE RESERVED IN ADMITTED FINISHED AGE PRIORITY MESSAGE"))
+	g.Eventually(func() string {
+		out, _ := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns.Name, "-o", "wide").CombinedOutput()
+		return string(out)
+	}, framework.Timeout, framework.Interval).Should(ContainSubstring("LocalQueue nowhere doesn't exist"), "the wide view says why it waits")
 }
 
 func readObjects(t *testing.T, path string) []*unstructured.Unstructured {

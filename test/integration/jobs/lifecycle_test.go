@@ -118,3 +118,20 @@ func TestJobAndWorkloadEventsTellTheStory(t *testing.T) {
 			"CreatedWorkload", "QuotaReserved", "Admitted", "Started", "Finished"))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
+
+func TestSystemNamespacesAreLeftAlone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	j := MakeJob("system-job-"+q.ns, "kube-system").Queue(q.lq).Request(gpu, "1").Obj()
+	g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, j) })
+	g.Expect(isSuspended(j)).To(BeFalse(), "the webhook skips kube-system")
+	consistently(t, func(g Gomega) {
+		g.Expect(isSuspended(getJob(g, j))).To(BeFalse(), "so does the reconciler")
+		var wls musterv1beta1.WorkloadList
+		g.Expect(env.Client.List(ctx, &wls, client.InNamespace("kube-system"))).To(Succeed())
+		g.Expect(wls.Items).To(BeEmpty())
+	})
+}
