@@ -26,7 +26,7 @@ help: ## Show this help.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations from markers.
-	$(CONTROLLER_GEN) crd paths=./apis/muster/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/muster/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role webhook paths=./cmd/... paths=./controllers/... paths=./webhooks/... \
 		output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
 

@@ -211,36 +211,40 @@ func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1b
 }
 
 // stop suspends a job whose workload holds no quota (or was evicted),
-// restores its original placement, and then releases an evicted
-// workload's quota so it is queued again.
+// restores its original placement, and then releases an evicted workload's
+// quota so it is queued again. Suspending and restoring are separate writes:
+// the API server accepts a new pod placement only on a job that is already
+// suspended and whose startTime is cleared.
 func (r *Reconciler[T]) stop(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
 	obj := job.Object()
-	wasRunning := !job.IsSuspended()
-	if wasRunning {
-		job.Suspend()
+	if !job.IsSuspended() {
+		return r.suspend(ctx, job, wl)
 	}
-	restored := job.RestorePodSetsInfo(originalPodSetInfos(wl))
-	if wasRunning || restored {
-		if err := r.client.Update(ctx, obj); err != nil {
-			return err
-		}
-		if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
-			if err := r.client.Status().Update(ctx, obj); err != nil {
-				return err
-			}
-		}
+	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
+		return r.client.Status().Update(ctx, obj)
 	}
-	if wasRunning {
-		msg := "Not admitted by a ClusterQueue"
-		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
-			msg = "Evicted: " + c.Message
-		}
-		r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStopped, "Stop", msg)
-		log.FromContext(ctx).Info("Stopped job", "reason", msg)
+	if job.RestorePodSetsInfo(originalPodSetInfos(wl)) {
+		return r.client.Update(ctx, obj)
 	}
 	if wl.Status.Admission != nil && !job.IsActive() {
 		return r.requeue(ctx, wl)
 	}
+	return nil
+}
+
+// suspend stops a running job; the next reconcile restores its placement.
+func (r *Reconciler[T]) suspend(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
+	obj := job.Object()
+	job.Suspend()
+	if err := r.client.Update(ctx, obj); err != nil {
+		return err
+	}
+	msg := "Not admitted by a ClusterQueue"
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		msg = "Evicted: " + c.Message
+	}
+	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStopped, "Stop", msg)
+	log.FromContext(ctx).Info("Stopped job", "reason", msg)
 	return nil
 }
 

@@ -165,3 +165,8 @@ func MakeCohort(name, parent string) *musterv1beta1.Cohort {
 		Spec:       musterv1beta1.CohortSpec{Parent: musterv1beta1.CohortReference(parent)},
 	}
 }
+
+// MakeWorkloadPriorityClass builds a WorkloadPriorityClass.
+func MakeWorkloadPriorityClass(name string, value int32) *musterv1beta1.WorkloadPriorityClass {
+	return &musterv1beta1.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+}

@@ -6,6 +6,9 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -134,4 +137,81 @@ func TestSystemNamespacesAreLeftAlone(t *testing.T) {
 		g.Expect(env.Client.List(ctx, &wls, client.InNamespace("kube-system"))).To(Succeed())
 		g.Expect(wls.Items).To(BeEmpty())
 	})
+}
+
+// TestEvictedJobIsStoppedRestoredAndRequeued: when something evicts an
+// admitted workload (preemption, a stopped queue), its job is suspended with
+// its original placement and the workload goes back to the queue.
+func TestEvictedJobIsStoppedRestoredAndRequeued(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	j := MakeJob("evicted", q.ns).Queue(q.lq).Request(gpu, "4").NodeSelector("zone", "a").Obj()
+	g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+	expectRunning(t, j)
+	g.Expect(getJob(g, j).Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"zone": "a", "gpu": "a100"}))
+
+	// Hold the queue so the requeued workload stays pending, then evict.
+	setStopPolicy(g, q.cq, musterv1beta1.Hold)
+	expectActive(t, q.cq, metav1.ConditionFalse, musterv1beta1.ReasonStopped)
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wl := workloadOf(g, j)
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
+			Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonPreempted,
+			Message: "Preempted to make room for a test"})
+		return env.Client.Status().Update(ctx, wl)
+	})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		got := getJob(g, j)
+		g.Expect(isSuspended(got)).To(BeTrue())
+		g.Expect(got.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"zone": "a"}), "original placement restored")
+		wl := workloadOf(g, j)
+		g.Expect(wl.Status.Admission).To(BeNil(), "quota released")
+		g.Expect(meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadRequeued)).To(BeTrue())
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	expectPending(t, j, "ClusterQueue "+q.cq+" is inactive: ClusterQueue is stopped")
+	g.Expect(eventsFor(g, q.ns, j.Name)).To(ContainElement("Stopped"))
+
+	setStopPolicy(g, q.cq, musterv1beta1.None)
+	expectRunning(t, j)
+}
+
+func setStopPolicy(g Gomega, cq string, p musterv1beta1.StopPolicy) {
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var obj musterv1beta1.ClusterQueue
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: cq}, &obj); err != nil {
+			return err
+		}
+		obj.Spec.StopPolicy = &p
+		return env.Client.Update(context.Background(), &obj)
+	})).To(Succeed())
+}
+
+// TestWorkloadPriorityClassOrdersTheQueue: with the quota taken, the
+// higher-priority job waiting is admitted first when quota frees up, even
+// though it was created later.
+func TestWorkloadPriorityClassOrdersTheQueue(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	wpc := MakeWorkloadPriorityClass("urgent-"+q.ns, 1000)
+	g.Expect(env.Client.Create(ctx, wpc)).To(Succeed())
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, wpc) })
+
+	running := q.gpuJob("running", 1, "4")
+	g.Expect(env.Client.Create(ctx, running)).To(Succeed())
+	expectRunning(t, running)
+	low := q.gpuJob("low", 1, "4")
+	g.Expect(env.Client.Create(ctx, low)).To(Succeed())
+	expectPending(t, low, "insufficient quota")
+	high := MakeJob("high", q.ns).Queue(q.lq).Request(gpu, "4").Label(musterv1beta1.WorkloadPriorityClassLabel, wpc.Name).Obj()
+	g.Expect(env.Client.Create(ctx, high)).To(Succeed())
+	expectPending(t, high, "insufficient quota")
+	g.Expect(*workloadOf(g, high).Spec.Priority).To(BeEquivalentTo(1000))
+
+	complete(t, running)
+	expectRunning(t, high)
+	consistently(t, func(g Gomega) { g.Expect(isSuspended(getJob(g, low))).To(BeTrue()) })
 }
