@@ -27,43 +27,72 @@ func (n *NoFit) Message() string {
 	return fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(n.Reasons, "; "))
 }
 
+// FitMode says how a workload fits a flavor, from worst to best.
+type FitMode int
+
+const (
+	// Unfit: the flavor cannot hold the workload now, even with preemption.
+	Unfit FitMode = iota
+	// FitPreempt: it fits once other workloads are preempted.
+	FitPreempt
+	// FitBorrow: it fits by borrowing from the cohort.
+	FitBorrow
+	// Fit: it fits in the queue's own free quota.
+	Fit
+)
+
 // Assign picks, for every pod set of wl, one flavor per resource group such
-// that the whole workload fits in the queue's available quota. Flavors are
-// tried in the queue's order. It returns the admission, or why there is none.
-func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, *NoFit) {
+// that the whole workload fits the queue's quota, borrowing from the cohort
+// within the limits. Flavors are tried in the queue's order; the queue's
+// flavor fungibility says whether a flavor that fits only by borrowing or
+// preempting is taken or a later one looked for. It returns the admission
+// and how it fits (the worst of its flavors), or why there is none. The
+// NoFit explanation is also returned for FitPreempt, for when preemption
+// finds no victims.
+func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *NoFit) {
 	adm := &Admission{ClusterQueue: q.Name}
+	mode := Fit
+	var why *NoFit
 	taken := Usage{} // quota taken by earlier pod sets of this workload
 	for i := range wl.PodSets {
-		psa, noFit := assignPodSet(s, q, &wl.PodSets[i], taken)
-		if noFit != nil {
-			return nil, noFit
+		psa, psMode, noFit := assignPodSet(s, q, &wl.PodSets[i], taken)
+		if psMode == Unfit {
+			return nil, Unfit, noFit
+		}
+		if psMode < mode {
+			mode, why = psMode, noFit
 		}
 		for res, v := range psa.Usage {
 			taken[FlavorResource{Flavor: psa.Flavors[res], Resource: res}] += v
 		}
 		adm.PodSets = append(adm.PodSets, *psa)
 	}
-	return adm, nil
+	return adm, mode, why
 }
 
-func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage) (*PodSetAssignment, *NoFit) {
+func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage) (*PodSetAssignment, FitMode, *NoFit) {
 	total := podSetTotal(q.ClusterQueue, ps)
 	psa := &PodSetAssignment{Name: ps.Name, Count: ps.Count, Flavors: map[string]string{}, Usage: total}
 	groups, uncovered := groupRequests(q.ClusterQueue, total)
 	if len(uncovered) > 0 {
-		return nil, &NoFit{PodSet: ps.Name, Never: true, Reasons: []string{
+		return nil, Unfit, &NoFit{PodSet: ps.Name, Never: true, Reasons: []string{
 			fmt.Sprintf("resource %s is not covered by ClusterQueue %s", strings.Join(uncovered, ", "), q.Name)}}
 	}
+	mode := Fit
+	var why *NoFit
 	for _, g := range groups {
-		flavor, noFit := pickFlavor(s, q, ps, g, total, taken)
-		if noFit != nil {
-			return nil, noFit
+		flavor, gMode, noFit := pickFlavor(s, q, ps, g, total, taken)
+		if gMode == Unfit {
+			return nil, Unfit, noFit
+		}
+		if gMode < mode {
+			mode, why = gMode, noFit
 		}
 		for _, res := range g.requested {
 			psa.Flavors[res] = flavor
 		}
 	}
-	return psa, nil
+	return psa, mode, why
 }
 
 // podSetTotal is the pod set's per-pod requests times its count, with the
@@ -121,10 +150,13 @@ func groupRequests(cq *ClusterQueue, total Requests) ([]groupRequest, []string) 
 	return groups, uncovered
 }
 
-// pickFlavor returns the first flavor of the group, in order, that the pod
-// set may use and that has room for all its requested resources.
-func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total Requests, taken Usage) (string, *NoFit) {
+// pickFlavor returns the flavor of the group the pod set gets, and how it
+// fits: the first flavor that fits outright, or, following the queue's
+// fungibility, the first that fits by borrowing or by preempting.
+func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total Requests, taken Usage) (string, FitMode, *NoFit) {
 	noFit := &NoFit{PodSet: ps.Name, Never: true}
+	best, bestMode := "", Unfit
+	canPreempt := q.Preemption != (Preemption{})
 	for _, fq := range g.group.Flavors {
 		f := s.Flavor(fq.Flavor)
 		if f == nil {
@@ -135,27 +167,50 @@ func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total
 			noFit.Reasons = append(noFit.Reasons, why)
 			continue
 		}
-		fits := true
+		mode, never := Fit, false
 		for _, res := range g.requested {
-			fr := FlavorResource{Flavor: fq.Flavor, Resource: res}
-			need, avail := total[res], q.Available(fr)-taken[fr]
-			if need <= avail {
-				continue
+			m, reason, resNever := fitResource(q, FlavorResource{Flavor: fq.Flavor, Resource: res}, total[res], taken, canPreempt)
+			if reason != "" {
+				noFit.Reasons = append(noFit.Reasons, reason)
 			}
-			fits = false
-			quota := fq.Resources[res].Nominal
-			if need <= quota {
-				noFit.Never = false
-			}
-			noFit.Reasons = append(noFit.Reasons, fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, %s available (quota %s)",
-				res, fq.Flavor, Format(res, need), Format(res, max(avail, 0)), Format(res, quota)))
+			mode, never = min(mode, m), never || resNever
+		}
+		noFit.Never = noFit.Never && never
+		if mode > bestMode {
+			best, bestMode = fq.Flavor, mode
+		}
+		if mode == Fit || (mode == FitBorrow && q.Fungibility.StopAtBorrow) || (mode == FitPreempt && q.Fungibility.StopAtPreempt) {
 			break
 		}
-		if fits {
-			return fq.Flavor, nil
-		}
 	}
-	return "", noFit
+	if bestMode == Unfit {
+		return "", Unfit, noFit
+	}
+	return best, bestMode, noFit
+}
+
+// fitResource says how need of a flavor-resource fits the queue, why not
+// when it does not fit outright, and whether it never can (more than the
+// queue could use with the whole cohort idle).
+func fitResource(q *QueueSnapshot, fr FlavorResource, need int64, taken Usage, canPreempt bool) (FitMode, string, bool) {
+	avail := q.Available(fr) - taken[fr]
+	used := q.node.usage[fr] + taken[fr]
+	nominal := q.Nominal(fr)
+	switch {
+	case need <= avail && used+need <= nominal:
+		return Fit, "", false
+	case need <= avail:
+		return FitBorrow, "", false
+	}
+	reason := fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, %s available (quota %s)",
+		fr.Resource, fr.Flavor, Format(fr.Resource, need), Format(fr.Resource, max(avail, 0)), Format(fr.Resource, nominal))
+	if need+taken[fr] > q.node.potential(fr) {
+		return Unfit, reason + ", more than the queue can ever use", true
+	}
+	if canPreempt {
+		return FitPreempt, reason, false
+	}
+	return Unfit, reason, false // fits some day, when others finish
 }
 
 // placementMismatch says why the pod set cannot run on the flavor's nodes:

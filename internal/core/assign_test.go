@@ -78,14 +78,14 @@ func TestAssign(t *testing.T) {
 			wantFlavor: map[string]string{"nvidia.com/gpu": "a100"},
 		},
 		"pods are counted when covered": {
-			cq: &ClusterQueue{Name: "cq", ResourceGroups: []ResourceGroup{{
+			cq: &ClusterQueue{Name: "cq", NamespaceSelector: everything{}, ResourceGroups: []ResourceGroup{{
 				Resources: []string{"cpu", "pods"}, Flavors: []FlavorQuotas{quotas("default", map[string]int64{"cpu": 100, "pods": 3})}}}},
 			wl:        wl("w", 0, 0, 4, map[string]int64{"cpu": 1}),
 			wantMsg:   "insufficient quota for pods in flavor default: 4 requested, 3 available (quota 3)",
 			wantNever: true,
 		},
 		"memory is shown in binary units": {
-			cq: &ClusterQueue{Name: "cq", ResourceGroups: []ResourceGroup{{
+			cq: &ClusterQueue{Name: "cq", NamespaceSelector: everything{}, ResourceGroups: []ResourceGroup{{
 				Resources: []string{"memory"}, Flavors: []FlavorQuotas{{Flavor: "default", Resources: map[string]ResourceQuota{"memory": {Nominal: 8 << 30 * 1000}}}}}}},
 			wl:        &Workload{Key: "ns/w", PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 8 << 30 * 1000}}}},
 			wantMsg:   "16Gi requested, 8Gi available (quota 8Gi)",
@@ -108,9 +108,10 @@ func TestAssign(t *testing.T) {
 			s := c.Snapshot()
 			q := s.Queue(tc.cq.Name)
 			q.AddUsage(tc.usage)
-			adm, noFit := Assign(s, q, tc.wl)
+			_ = q
+			adm, mode, noFit := Assign(s, q, tc.wl)
 			if tc.wantMsg != "" {
-				if noFit == nil {
+				if mode != Unfit {
 					t.Fatalf("admitted %+v, want no fit", adm)
 				}
 				if !strings.Contains(noFit.Message(), tc.wantMsg) {
@@ -121,7 +122,7 @@ func TestAssign(t *testing.T) {
 				}
 				return
 			}
-			if noFit != nil {
+			if mode != Fit {
 				t.Fatalf("no fit: %s", noFit.Message())
 			}
 			if !equalMap(adm.PodSets[0].Flavors, tc.wantFlavor) {
@@ -140,8 +141,8 @@ func TestAssignCountsEarlierPodSets(t *testing.T) {
 		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 4000}},
 		{Name: "worker", Count: 2, Requests: Requests{"nvidia.com/gpu": 4000}},
 	}}
-	adm, noFit := Assign(s, s.Queue("cq"), w)
-	if noFit != nil {
+	adm, mode, noFit := Assign(s, s.Queue("cq"), w)
+	if mode != Fit {
 		t.Fatal(noFit.Message())
 	}
 	if got := adm.PodSets[0].Flavors["nvidia.com/gpu"]; got != "a100" {

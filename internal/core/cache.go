@@ -16,9 +16,13 @@ type Cache struct {
 	mu        sync.RWMutex
 	flavors   map[string]*Flavor
 	queues    map[string]*ClusterQueue
+	cohorts   map[string]*Cohort
 	workloads map[string]*cachedWorkload
 	// usage is per ClusterQueue name, also for queues not (yet) in the cache.
 	usage map[string]Usage
+	// lqStop holds the stop policy of stopped LocalQueues (namespace/name).
+	lqStop      map[string]StopPolicy
+	fairSharing bool
 }
 
 type cachedWorkload struct {
@@ -32,9 +36,71 @@ func NewCache() *Cache {
 	return &Cache{
 		flavors:   map[string]*Flavor{},
 		queues:    map[string]*ClusterQueue{},
+		cohorts:   map[string]*Cohort{},
 		workloads: map[string]*cachedWorkload{},
 		usage:     map[string]Usage{},
+		lqStop:    map[string]StopPolicy{},
 	}
+}
+
+// SetFairSharing turns DRF fair sharing on or off.
+func (c *Cache) SetFairSharing(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fairSharing = on
+}
+
+// UpsertCohort adds or replaces a Cohort object's quota, parent and weight.
+func (c *Cache) UpsertCohort(co *Cohort) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cohorts[co.Name] = co
+}
+
+// DeleteCohort removes a Cohort object; the cohort lives on, without quota
+// of its own, as long as queues name it.
+func (c *Cache) DeleteCohort(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.cohorts, name)
+}
+
+// SetLocalQueueStop records a LocalQueue's stop policy.
+func (c *Cache) SetLocalQueueStop(key string, p StopPolicy) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p == Running {
+		delete(c.lqStop, key)
+	} else {
+		c.lqStop[key] = p
+	}
+}
+
+// MarkEvicting records that an admitted workload was told to stop, so no
+// other preemptor picks it while its job winds down.
+func (c *Cache) MarkEvicting(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cw, ok := c.workloads[key]; ok {
+		wl := *cw.wl
+		wl.Evicting = true
+		cw.wl = &wl
+	}
+}
+
+// CohortQueues lists the ClusterQueues that share quota with the named one
+// (its whole cohort tree), itself included.
+func (c *Cache) CohortQueues(name string) []string {
+	s := c.Snapshot()
+	q := s.Queue(name)
+	if q == nil {
+		return []string{name}
+	}
+	var out []string
+	for _, l := range q.node.root().leaves() {
+		out = append(out, l.Name)
+	}
+	return out
 }
 
 // UpsertFlavor adds or replaces a flavor.
@@ -175,6 +241,10 @@ func (c *Cache) remove(key string) {
 // QueueStatus is what a ClusterQueue's status reports.
 type QueueStatus struct {
 	Exists bool
+	// Borrowed is the usage beyond the queue's nominal quota.
+	Borrowed Usage
+	// WeightedShare is the queue's DRF share in thousandths (fair sharing).
+	WeightedShare int64
 	// Inactive says why the queue admits nothing, or is empty.
 	Inactive       string
 	MissingFlavors []string
@@ -193,13 +263,18 @@ type LocalQueueUsage struct {
 
 // ClusterQueueStatus reports a ClusterQueue's state and usage.
 func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
+	snap := c.Snapshot()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	cq, ok := c.queues[name]
 	st := QueueStatus{Exists: ok, Usage: c.usage[name].Clone(), ByLocalQueue: map[string]*LocalQueueUsage{}}
 	if ok {
 		st.MissingFlavors = c.missingFlavors(cq)
-		st.Inactive = c.inactiveReason(cq)
+		if q := snap.Queue(name); q != nil {
+			st.Inactive = q.Inactive
+			st.Borrowed = q.Borrowed()
+			st.WeightedShare = q.node.share()
+		}
 	}
 	for _, cw := range c.workloads {
 		if cw.wl.Admission.ClusterQueue != name {
@@ -241,12 +316,95 @@ func (c *Cache) inactiveReason(cq *ClusterQueue) string {
 func (c *Cache) Snapshot() *Snapshot {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	s := &Snapshot{queues: make(map[string]*QueueSnapshot, len(c.queues)), flavors: make(map[string]*Flavor, len(c.flavors))}
+	s := &Snapshot{
+		queues:      make(map[string]*QueueSnapshot, len(c.queues)),
+		cohorts:     map[string]*node{},
+		flavors:     make(map[string]*Flavor, len(c.flavors)),
+		lqStop:      make(map[string]StopPolicy, len(c.lqStop)),
+		fairSharing: c.fairSharing,
+	}
 	for name, f := range c.flavors {
 		s.flavors[name] = f
 	}
+	for k, v := range c.lqStop {
+		s.lqStop[k] = v
+	}
 	for name, cq := range c.queues {
-		s.queues[name] = &QueueSnapshot{ClusterQueue: cq, Usage: c.usage[name].Clone(), Inactive: c.inactiveReason(cq)}
+		leaf := newNode(name, cq.ResourceGroups, cq.Weight)
+		q := &QueueSnapshot{ClusterQueue: cq, node: leaf, Workloads: map[string]*Workload{}, Inactive: c.inactiveReason(cq)}
+		leaf.queue = q
+		s.queues[name] = q
+		if cq.Cohort != "" {
+			attach(leaf, c.cohortNode(s, cq.Cohort))
+		}
+	}
+	for name := range c.cohorts {
+		c.cohortNode(s, name)
+	}
+	cycles := c.linkCohorts(s)
+	for _, n := range s.cohorts {
+		if n.parent == nil {
+			n.computeSubtree()
+		}
+	}
+	for _, q := range s.queues {
+		if q.node.parent == nil {
+			q.node.computeSubtree()
+		}
+		if q.Inactive == "" && q.Cohort != "" && cycles[q.node.root().name] {
+			q.Inactive = "cohort " + q.Cohort + " is part of a cycle of parents"
+		}
+	}
+	for key, cw := range c.workloads {
+		if q := s.queues[cw.wl.Admission.ClusterQueue]; q != nil {
+			q.Workloads[key] = cw.wl
+			q.AddUsage(cw.usage)
+		}
 	}
 	return s
+}
+
+// cohortNode returns the snapshot's node of a cohort, creating it (with the
+// Cohort object's quota, if there is one).
+func (c *Cache) cohortNode(s *Snapshot, name string) *node {
+	if n, ok := s.cohorts[name]; ok {
+		return n
+	}
+	var n *node
+	if co, ok := c.cohorts[name]; ok {
+		n = newNode(name, co.ResourceGroups, co.Weight)
+	} else {
+		n = newNode(name, nil, 1000)
+	}
+	s.cohorts[name] = n
+	return n
+}
+
+// linkCohorts attaches cohorts to their parents. A parent link that would
+// close a cycle is cut; it returns the roots whose trees had one.
+func (c *Cache) linkCohorts(s *Snapshot) map[string]bool {
+	cycles := map[string]bool{}
+	names := make([]string, 0, len(c.cohorts))
+	for name := range c.cohorts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		co := c.cohorts[name]
+		if co.Parent == "" {
+			continue
+		}
+		child, parent := s.cohorts[name], c.cohortNode(s, co.Parent)
+		if parent.root() == child {
+			cycles[child.name] = true
+			continue
+		}
+		attach(child, parent)
+	}
+	return cycles
+}
+
+func attach(child, parent *node) {
+	child.parent = parent
+	parent.children = append(parent.children, child)
 }

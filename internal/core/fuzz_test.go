@@ -3,73 +3,162 @@ package core
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 )
 
-// FuzzScheduleNeverOversubscribes drives random queues, flavors, workloads
-// and finishes through several cycles, as the scheduler does, and checks
-// that no ClusterQueue ever holds more than its quota of any flavor-resource.
-func FuzzScheduleNeverOversubscribes(f *testing.F) {
-	for _, seed := range []uint64{1, 2, 3, 42, 1234} {
-		f.Add(seed, uint8(3), uint8(40))
+// FuzzScheduleInvariants drives random cohort trees, quotas, limits,
+// policies and workloads through cycles as the scheduler does (admissions
+// assumed, victims evicted a cycle later, random finishes) and checks:
+// usage never exceeds what the tree allows; a cycle is deterministic;
+// reclaim never takes from a queue within its nominal quota; within a queue
+// a workload never preempts one of higher priority.
+func FuzzScheduleInvariants(f *testing.F) {
+	for _, seed := range []uint64{1, 2, 3, 42, 1234, 99, 7} {
+		f.Add(seed, uint8(4), uint8(40), false)
+		f.Add(seed, uint8(3), uint8(60), true)
 	}
-	f.Fuzz(func(t *testing.T, seed uint64, nQueues, nWorkloads uint8) {
+	f.Fuzz(func(t *testing.T, seed uint64, nQueues, nWorkloads uint8, fair bool) {
 		rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 		c, cqs := randomCache(rng, int(nQueues%6)+1)
+		c.SetFairSharing(fair)
 		q := NewQueues()
 		for _, cq := range cqs {
 			q.UpsertLocalQueue("ns", cq.Name, cq.Name)
 			q.UpsertClusterQueue(cq.Name, cq.Strategy)
 		}
-		var pending []*Workload
 		for i := range int(nWorkloads) {
-			w := randomWorkload(rng, i, cqs)
-			pending = append(pending, w)
-			q.AddOrUpdate(w)
+			q.AddOrUpdate(randomWorkload(rng, i, cqs))
 		}
-		var running []*Workload
-		for cycle := 0; cycle < 20; cycle++ {
-			for _, d := range Schedule(c.Snapshot(), q.Heads()) {
-				if d.Admission == nil {
-					if d.Park {
-						q.Park(d.Workload.Key)
-					}
-					continue
-				}
-				w := *d.Workload
-				w.Admission = d.Admission
-				if err := c.Assume(&w); err != nil {
-					t.Fatal(err)
-				}
-				q.Delete(w.Key)
-				running = append(running, &w)
+		var evicted []string
+		for cycle := 0; cycle < 25; cycle++ {
+			for _, key := range evicted { // victims' jobs stopped: quota released
+				c.DeleteWorkload(key)
 			}
-			checkQuota(t, c, cqs)
-			// Finish a random half of the running workloads.
-			kept := running[:0]
-			for _, w := range running {
-				if rng.IntN(2) == 0 {
-					q.Unpark(c.DeleteWorkload(w.Key))
-				} else {
-					kept = append(kept, w)
-				}
+			evicted = evicted[:0]
+			snap := c.Snapshot()
+			ds := Schedule(snap, q.Heads())
+			if again := Schedule(c.Snapshot(), q.Heads()); !sameDecisions(ds, again) {
+				t.Fatalf("cycle %d: two runs on the same input decided differently", cycle)
 			}
-			running = kept
+			for _, d := range ds {
+				checkVictims(t, c.Snapshot(), d)
+				evicted = append(evicted, apply(t, c, q, d)...)
+			}
+			checkTree(t, c.Snapshot())
+			finishSome(rng, c, q)
 		}
-		_ = pending
 	})
 }
 
-func checkQuota(t *testing.T, c *Cache, cqs []*ClusterQueue) {
-	t.Helper()
-	for _, cq := range cqs {
-		for fr, used := range c.ClusterQueueStatus(cq.Name).Usage {
-			quota, ok := cq.quota(fr)
-			if !ok || used > quota.Nominal {
-				t.Fatalf("ClusterQueue %s uses %d of %v, quota %d", cq.Name, used, fr, quota.Nominal)
+// apply plays the shell: assume admissions, mark victims evicting.
+func apply(t *testing.T, c *Cache, q *Queues, d Decision) []string {
+	var evicted []string
+	for _, v := range d.Victims {
+		c.MarkEvicting(v.Workload.Key)
+		evicted = append(evicted, v.Workload.Key)
+	}
+	if d.Evict != "" {
+		c.MarkEvicting(d.Workload.Key)
+		evicted = append(evicted, d.Workload.Key)
+	}
+	switch {
+	case d.Admission != nil:
+		w := *d.Workload
+		w.Admission = d.Admission
+		if err := c.Assume(&w); err != nil {
+			t.Fatal(err)
+		}
+		q.Delete(w.Key)
+	case d.Park:
+		q.Park(d.Workload.Key)
+	}
+	return evicted
+}
+
+func finishSome(rng *rand.Rand, c *Cache, q *Queues) {
+	for _, cq := range c.Snapshot().queues {
+		for key := range cq.Workloads {
+			if rng.IntN(3) == 0 {
+				c.DeleteWorkload(key)
+				q.Unpark()
 			}
 		}
 	}
+}
+
+// checkTree: at every root usage fits the tree's quota; below it no node
+// uses more of its parent than it lends plus its borrowing limit.
+func checkTree(t *testing.T, s *Snapshot) {
+	t.Helper()
+	var visit func(n *node)
+	visit = func(n *node) {
+		for fr, used := range n.usage {
+			if n.parent == nil {
+				if used > n.subtree[fr] {
+					t.Fatalf("root %s uses %d of %v, its tree has %d", n.name, used, fr, n.subtree[fr])
+				}
+				continue
+			}
+			if q, ok := n.own[fr]; ok && q.BorrowingLimit != nil {
+				g := n.guaranteed(fr)
+				if max(0, used-g) > n.subtree[fr]-g+*q.BorrowingLimit {
+					t.Fatalf("%s borrows beyond its limit of %v: uses %d, quota %d, limit %d", n.name, fr, used, n.subtree[fr], *q.BorrowingLimit)
+				}
+			}
+		}
+		for _, c := range n.children {
+			visit(c)
+		}
+	}
+	seen := map[*node]bool{}
+	for _, q := range s.queues {
+		if r := q.node.root(); !seen[r] {
+			seen[r] = true
+			visit(r)
+		}
+	}
+}
+
+// checkVictims: reclaim only from borrowing queues; within a queue only
+// lower priority, or equal and newer.
+func checkVictims(t *testing.T, s *Snapshot, d Decision) {
+	t.Helper()
+	for _, v := range d.Victims {
+		vq := s.Queue(v.Queue)
+		switch v.Reason {
+		case InClusterQueue:
+			if v.Workload.Priority > d.Workload.Priority {
+				t.Fatalf("%s (priority %d) preempted %s of higher priority %d in its queue", d.Workload.Key, d.Workload.Priority, v.Workload.Key, v.Workload.Priority)
+			}
+		default:
+			borrowing := false
+			for fr := range vq.node.usage {
+				borrowing = borrowing || vq.node.borrowing(fr)
+			}
+			if !borrowing {
+				t.Fatalf("%s reclaimed %s from queue %s, which is within its nominal quota", d.Workload.Key, v.Workload.Key, v.Queue)
+			}
+		}
+	}
+}
+
+func sameDecisions(a, b []Decision) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Workload.Key != b[i].Workload.Key || a[i].Message != b[i].Message || a[i].Evict != b[i].Evict ||
+			!reflect.DeepEqual(a[i].Admission, b[i].Admission) || len(a[i].Victims) != len(b[i].Victims) {
+			return false
+		}
+		for j := range a[i].Victims {
+			if a[i].Victims[j].Workload.Key != b[i].Victims[j].Workload.Key {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func randomCache(rng *rand.Rand, n int) (*Cache, []*ClusterQueue) {
@@ -78,13 +167,38 @@ func randomCache(rng *rand.Rand, n int) (*Cache, []*ClusterQueue) {
 	for _, f := range flavors {
 		c.UpsertFlavor(&Flavor{Name: f})
 	}
+	cohorts := []string{"", "left", "right"}
+	c.UpsertCohort(&Cohort{Name: "left", Parent: "org", Weight: 1000})
+	c.UpsertCohort(&Cohort{Name: "right", Parent: "org", Weight: int64(rng.IntN(3)) * 1000,
+		ResourceGroups: []ResourceGroup{{Resources: []string{"cpu", "nvidia.com/gpu"},
+			Flavors: []FlavorQuotas{quotas("a100", map[string]int64{"cpu": int64(rng.IntN(16)), "nvidia.com/gpu": int64(rng.IntN(4))})}}}})
+	policies := []PreemptionPolicy{PreemptNever, PreemptLowerPriority, PreemptLowerOrNewerEqualPriority}
 	var cqs []*ClusterQueue
 	for i := range n {
 		var fqs []FlavorQuotas
 		for _, f := range flavors[:1+rng.IntN(len(flavors))] {
-			fqs = append(fqs, quotas(f, map[string]int64{"cpu": int64(rng.IntN(64)), "nvidia.com/gpu": int64(rng.IntN(16))}))
+			fq := quotas(f, map[string]int64{"cpu": int64(rng.IntN(64)), "nvidia.com/gpu": int64(rng.IntN(16))})
+			if rng.IntN(3) == 0 {
+				fq = limited(fq, "nvidia.com/gpu", int64(rng.IntN(4)), -1)
+			}
+			if rng.IntN(3) == 0 {
+				fq = limited(fq, "cpu", -1, int64(rng.IntN(int(fq.Resources["cpu"].Nominal/1000)+1)))
+			}
+			fqs = append(fqs, fq)
 		}
-		cq := &ClusterQueue{Name: fmt.Sprintf("cq%d", i), ResourceGroups: []ResourceGroup{{Resources: []string{"cpu", "nvidia.com/gpu"}, Flavors: fqs}}}
+		cq := &ClusterQueue{
+			Name: fmt.Sprintf("cq%d", i), NamespaceSelector: everything{}, Cohort: cohorts[rng.IntN(len(cohorts))],
+			Weight:         int64(1+rng.IntN(3)) * 500,
+			ResourceGroups: []ResourceGroup{{Resources: []string{"cpu", "nvidia.com/gpu"}, Flavors: fqs}},
+			Preemption: Preemption{
+				WithinClusterQueue:  policies[rng.IntN(3)],
+				ReclaimWithinCohort: []PreemptionPolicy{PreemptNever, PreemptLowerPriority, PreemptAny}[rng.IntN(3)],
+			},
+			Fungibility: FlavorFungibility{StopAtBorrow: rng.IntN(2) == 0, StopAtPreempt: rng.IntN(2) == 0},
+		}
+		if cq.Preemption.ReclaimWithinCohort != PreemptNever && rng.IntN(2) == 0 {
+			cq.Preemption.BorrowWithinCohort = PreemptLowerPriority
+		}
 		if rng.IntN(3) == 0 {
 			cq.Strategy = StrictFIFO
 		}
@@ -96,8 +210,8 @@ func randomCache(rng *rand.Rand, n int) (*Cache, []*ClusterQueue) {
 
 func randomWorkload(rng *rand.Rand, i int, cqs []*ClusterQueue) *Workload {
 	w := &Workload{
-		Key: fmt.Sprintf("ns/w%d", i), Namespace: "ns", Name: fmt.Sprintf("w%d", i),
-		Queue: cqs[rng.IntN(len(cqs))].Name, Priority: int32(rng.IntN(3)), Created: epoch,
+		Key: fmt.Sprintf("ns/w%03d", i), Namespace: "ns", Name: fmt.Sprintf("w%03d", i),
+		Queue: cqs[rng.IntN(len(cqs))].Name, Priority: int32(rng.IntN(3)), Created: epoch.Add(timeFromInt(rng.IntN(100))),
 	}
 	for p := range 1 + rng.IntN(2) {
 		w.PodSets = append(w.PodSets, PodSet{

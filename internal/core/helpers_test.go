@@ -1,7 +1,6 @@
 package core
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -9,8 +8,14 @@ import (
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// everything selects every namespace.
+type everything struct{}
+
+func (everything) Matches(map[string]string) bool { return true }
+
 func gpuQueue(name string, flavors ...FlavorQuotas) *ClusterQueue {
-	return &ClusterQueue{Name: name, ResourceGroups: []ResourceGroup{{Resources: []string{"nvidia.com/gpu"}, Flavors: flavors}}}
+	return &ClusterQueue{Name: name, NamespaceSelector: everything{}, Weight: 1000,
+		ResourceGroups: []ResourceGroup{{Resources: []string{"nvidia.com/gpu"}, Flavors: flavors}}}
 }
 
 func quotas(flavor string, res map[string]int64) FlavorQuotas {
@@ -77,4 +82,7 @@ func names(ds []Decision, admittedOnly bool) []string {
 	return out
 }
 
-var _ = fmt.Sprint
+
+func time_(s int) time.Duration { return time.Duration(s) * time.Second }
+
+var timeFromInt = time_

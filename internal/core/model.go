@@ -112,6 +112,49 @@ const (
 	HoldAndDrain
 )
 
+// PreemptionPolicy says which workloads a pending one may preempt.
+type PreemptionPolicy int
+
+const (
+	// PreemptNever never preempts.
+	PreemptNever PreemptionPolicy = iota
+	// PreemptLowerPriority preempts workloads of lower priority.
+	PreemptLowerPriority
+	// PreemptLowerOrNewerEqualPriority also preempts newer workloads of
+	// equal priority.
+	PreemptLowerOrNewerEqualPriority
+	// PreemptAny preempts any workload (reclaim only).
+	PreemptAny
+)
+
+// Preemption is a ClusterQueue's preemption policy.
+type Preemption struct {
+	WithinClusterQueue PreemptionPolicy
+	// ReclaimWithinCohort takes back lent quota from queues that borrow it.
+	ReclaimWithinCohort PreemptionPolicy
+	// BorrowWithinCohort lets a workload that must borrow preempt
+	// lower-priority workloads of other queues (PreemptNever or
+	// PreemptLowerPriority), up to MaxPriorityThreshold when set.
+	BorrowWithinCohort   PreemptionPolicy
+	MaxPriorityThreshold *int32
+}
+
+// FlavorFungibility says whether to stop at a flavor that fits only by
+// borrowing or preempting.
+type FlavorFungibility struct {
+	// StopAtBorrow: stop at a flavor that fits by borrowing (Kueue's Borrow);
+	// false tries the next flavor first (TryNextFlavor).
+	StopAtBorrow bool
+	// StopAtPreempt: stop at a flavor that fits by preempting (Preempt);
+	// false tries the next flavor first (TryNextFlavor).
+	StopAtPreempt bool
+}
+
+// Selector matches a namespace's labels.
+type Selector interface {
+	Matches(labels map[string]string) bool
+}
+
 // ClusterQueue is the part of a ClusterQueue's spec the core needs.
 type ClusterQueue struct {
 	Name           string
@@ -119,6 +162,22 @@ type ClusterQueue struct {
 	ResourceGroups []ResourceGroup
 	Strategy       QueueingStrategy
 	Stop           StopPolicy
+	Preemption     Preemption
+	Fungibility    FlavorFungibility
+	// Weight is the fair-sharing weight in milli-units (1000 = 1).
+	Weight int64
+	// NamespaceSelector selects the namespaces that may use the queue; nil
+	// selects none.
+	NamespaceSelector Selector
+}
+
+// Cohort is a node of the cohort tree: a parent, quota of its own, a weight.
+type Cohort struct {
+	Name           string
+	Parent         string
+	ResourceGroups []ResourceGroup
+	// Weight is the fair-sharing weight in milli-units (1000 = 1).
+	Weight int64
 }
 
 // flavorNames lists the flavors the queue refers to.
@@ -166,8 +225,14 @@ type Workload struct {
 	Priority int32
 	Created  time.Time
 	PodSets  []PodSet
+	// NamespaceLabels are the labels of the workload's namespace, matched
+	// against a ClusterQueue's namespaceSelector.
+	NamespaceLabels map[string]string
 	// Admission is set while the workload holds quota.
 	Admission *Admission
+	// Evicting is true for an admitted workload that was told to stop and
+	// still holds its quota until its job is suspended.
+	Evicting bool
 }
 
 // Admission is the quota a workload holds.
@@ -200,7 +265,8 @@ func (a *Admission) Usage() Usage {
 // sameRequest reports whether two workloads ask for the same thing in the same
 // place, so an update between them needs no new scheduling attempt.
 func sameRequest(a, b *Workload) bool {
-	if a.Queue != b.Queue || a.Priority != b.Priority || len(a.PodSets) != len(b.PodSets) {
+	if a.Queue != b.Queue || a.Priority != b.Priority || len(a.PodSets) != len(b.PodSets) ||
+		!equalMap(a.NamespaceLabels, b.NamespaceLabels) {
 		return false
 	}
 	for i := range a.PodSets {

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Decision is the outcome of one scheduling attempt for one workload.
@@ -10,20 +11,39 @@ type Decision struct {
 	Workload *Workload
 	// Admission is the quota to reserve; nil when the workload stays pending.
 	Admission *Admission
-	// Message says why the workload stays pending.
+	// Victims are the workloads to evict so this one fits later.
+	Victims []Victim
+	// Evict, for an admitted workload, is why it must be evicted
+	// (its queue is draining); empty otherwise.
+	Evict string
+	// Message says why the workload stays pending, or is evicted.
 	Message string
 	// Park is true when the workload should not be retried until something
 	// changes (BestEffortFIFO, or an inactive queue).
 	Park bool
 }
 
-// Schedule runs one admission cycle over a snapshot: it tries every pending
-// workload of every ClusterQueue, highest priority and oldest first across
-// queues, and admits each that fits. What it admits is added to the
+// Eviction reasons of draining queues.
+const (
+	ClusterQueueStopped = "ClusterQueueStopped"
+	LocalQueueStopped   = "LocalQueueStopped"
+)
+
+// Schedule runs one admission cycle over a snapshot. It tries every
+// pending workload of every ClusterQueue — highest priority and oldest first
+// across queues, or, with fair sharing, in the order of the cohort
+// tournament — and admits each that fits. What it admits is added to the
 // snapshot's usage, so the decisions of one cycle never oversubscribe quota
-// together. Under StrictFIFO a queue stops at the first workload that does
-// not fit; under BestEffortFIFO later workloads may pass it.
+// together. A workload that fits only by preempting gets its victims chosen
+// (they keep their quota until evicted, so nothing else takes it meanwhile).
+// Under StrictFIFO a queue stops at the first workload that does not fit.
+// Admitted workloads of draining queues are evicted.
 func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
+	decisions := drain(s)
+	blockedBy := map[string]string{}
+	if s.fairSharing {
+		return append(decisions, scheduleFair(s, heads, blockedBy)...)
+	}
 	type entry struct {
 		cq string
 		wl *Workload
@@ -35,33 +55,149 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return before(entries[i].wl, entries[j].wl) })
-
-	blockedBy := map[string]string{}
-	decisions := make([]Decision, 0, len(entries))
 	for _, e := range entries {
-		q := s.Queue(e.cq)
+		if q := s.Queue(e.cq); q != nil {
+			decisions = append(decisions, decide(s, q, e.wl, blockedBy))
+		}
+	}
+	return decisions
+}
+
+// scheduleFair picks, one at a time, the head of the queue that wins the
+// fair-sharing tournament of its cohort tree.
+func scheduleFair(s *Snapshot, heads map[string][]*Workload, blockedBy map[string]string) []Decision {
+	lists := make(map[string][]*Workload, len(heads))
+	roots := map[*node]bool{}
+	for cq, wls := range heads {
+		q := s.Queue(cq)
 		if q == nil {
 			continue
 		}
-		decisions = append(decisions, decide(s, q, e.wl, blockedBy))
+		sorted := append([]*Workload(nil), wls...)
+		sort.Slice(sorted, func(i, j int) bool { return before(sorted[i], sorted[j]) })
+		lists[cq] = sorted
+		roots[q.node.root()] = true
+	}
+	ordered := make([]*node, 0, len(roots))
+	for r := range roots {
+		ordered = append(ordered, r)
+	}
+	sort.Slice(ordered, func(i, j int) bool { return ordered[i].name < ordered[j].name })
+	var decisions []Decision
+	for _, root := range ordered {
+		for q := root.pickFair(lists); q != nil; q = root.pickFair(lists) {
+			wl := lists[q.Name][0]
+			lists[q.Name] = lists[q.Name][1:]
+			decisions = append(decisions, decide(s, q, wl, blockedBy))
+		}
 	}
 	return decisions
 }
 
 func decide(s *Snapshot, q *QueueSnapshot, wl *Workload, blockedBy map[string]string) Decision {
-	if q.Inactive != "" {
-		return Decision{Workload: wl, Park: true, Message: fmt.Sprintf("ClusterQueue %s is inactive: %s", q.Name, q.Inactive)}
+	if msg := notEligible(s, q, wl); msg != "" {
+		return Decision{Workload: wl, Park: true, Message: msg}
 	}
 	if head, ok := blockedBy[q.Name]; ok {
-		return Decision{Workload: wl, Message: fmt.Sprintf("waiting behind workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}
+		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}
 	}
-	adm, noFit := Assign(s, q, wl)
-	if noFit != nil {
-		if q.Strategy == StrictFIFO {
-			blockedBy[q.Name] = wl.Key
+	adm, mode, noFit := Assign(s, q, wl)
+	switch mode {
+	case Fit, FitBorrow:
+		q.AddUsage(adm.Usage())
+		return Decision{Workload: wl, Admission: adm}
+	case FitPreempt:
+		if d, ok := preempt(s, q, wl, adm); ok {
+			block(q, wl, blockedBy)
+			return d
 		}
-		return Decision{Workload: wl, Message: noFit.Message(), Park: q.Strategy == BestEffortFIFO}
 	}
-	q.AddUsage(adm.Usage())
-	return Decision{Workload: wl, Admission: adm}
+	block(q, wl, blockedBy)
+	return Decision{Workload: wl, Message: "waiting for quota: " + noFit.Message(), Park: q.Strategy == BestEffortFIFO}
+}
+
+// preempt plans the preemption that lets wl fit and marks the victims in
+// the snapshot so no later decision of the cycle picks them again.
+func preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) (Decision, bool) {
+	plan := planPreemption(s, q, wl, adm)
+	park := q.Strategy == BestEffortFIFO
+	if len(plan.waitFor) > 0 {
+		return Decision{Workload: wl, Park: park, Message: fmt.Sprintf(
+			"waiting for preemption: %d workload(s) being evicted to make room (%s)", len(plan.waitFor), keys(plan.waitFor))}, true
+	}
+	if len(plan.victims) == 0 {
+		return Decision{}, false
+	}
+	var ws []*Workload
+	for _, v := range plan.victims {
+		vq := s.Queue(v.Queue)
+		marked := *v.Workload
+		marked.Evicting = true
+		vq.Workloads[marked.Key] = &marked
+		ws = append(ws, v.Workload)
+	}
+	return Decision{Workload: wl, Victims: plan.victims, Park: park, Message: fmt.Sprintf(
+		"waiting for preemption: evicting %d workload(s) to make room (%s)", len(ws), keys(ws))}, true
+}
+
+// notEligible says why a workload may not use the queue at all right now.
+func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) string {
+	switch {
+	case q.Inactive != "":
+		return fmt.Sprintf("ClusterQueue %s is inactive: %s", q.Name, q.Inactive)
+	case s.lqStop[wl.Namespace+"/"+wl.Queue] != Running:
+		return fmt.Sprintf("LocalQueue %s is stopped", wl.Queue)
+	case q.NamespaceSelector == nil || !q.NamespaceSelector.Matches(wl.NamespaceLabels):
+		return fmt.Sprintf("namespace %s is not selected by the namespaceSelector of ClusterQueue %s", wl.Namespace, q.Name)
+	}
+	return ""
+}
+
+func block(q *QueueSnapshot, wl *Workload, blockedBy map[string]string) {
+	if q.Strategy == StrictFIFO {
+		blockedBy[q.Name] = wl.Key
+	}
+}
+
+// drain evicts the admitted workloads of HoldAndDrain queues.
+func drain(s *Snapshot) []Decision {
+	var out []Decision
+	names := make([]string, 0, len(s.queues))
+	for name := range s.queues {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		q := s.queues[name]
+		for _, w := range sortedWorkloads(q.Workloads) {
+			if w.Evicting {
+				continue
+			}
+			switch {
+			case q.Stop == HoldAndDrain:
+				out = append(out, Decision{Workload: w, Evict: ClusterQueueStopped, Message: "ClusterQueue " + q.Name + " is stopped and draining"})
+			case s.lqStop[w.Namespace+"/"+w.Queue] == HoldAndDrain:
+				out = append(out, Decision{Workload: w, Evict: LocalQueueStopped, Message: "LocalQueue " + w.Queue + " is stopped and draining"})
+			}
+		}
+	}
+	return out
+}
+
+func sortedWorkloads(m map[string]*Workload) []*Workload {
+	out := make([]*Workload, 0, len(m))
+	for _, w := range m {
+		out = append(out, w)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func keys(ws []*Workload) string {
+	ks := make([]string, 0, len(ws))
+	for _, w := range ws {
+		ks = append(ks, w.Key)
+	}
+	sort.Strings(ks)
+	return strings.Join(ks, ", ")
 }

@@ -38,7 +38,7 @@ func TestSchedule(t *testing.T) {
 				return cq
 			}()},
 			heads:       map[string][]*Workload{"cq": {gpuWl("big", 0, 1, 1, 8), gpuWl("small", 0, 2, 1, 4)}},
-			wantMessage: map[string]string{"small": "waiting behind workload ns/big at the head of StrictFIFO ClusterQueue cq"},
+			wantMessage: map[string]string{"small": "blocked by workload ns/big at the head of StrictFIFO ClusterQueue cq"},
 		},
 		"queues are independent": {
 			cqs: []*ClusterQueue{gpuQueue("a", gpus("a100", 4)), gpuQueue("b", gpus("a100", 4))},

@@ -1,19 +1,159 @@
 package core
 
-// Snapshot is a consistent copy of the cache for one scheduling cycle. The
-// cycle adds the usage of what it admits, so later decisions in the same
-// cycle see it.
+import "sort"
+
+// Snapshot is a consistent copy of the cache for one scheduling cycle: the
+// cohort forest with every node's quota and usage. The cycle adds the usage
+// of what it admits, so later decisions in the same cycle see it.
 type Snapshot struct {
 	queues  map[string]*QueueSnapshot
+	cohorts map[string]*node
 	flavors map[string]*Flavor
+	// lqStop holds the stop policy of stopped LocalQueues (namespace/name).
+	lqStop map[string]StopPolicy
+	// fairSharing orders admissions and preemptions by DRF shares.
+	fairSharing bool
 }
 
-// QueueSnapshot is a ClusterQueue and its usage at the start of a cycle.
+// QueueSnapshot is a ClusterQueue, its admitted workloads and its place in
+// the cohort tree at the start of a cycle.
 type QueueSnapshot struct {
 	*ClusterQueue
-	Usage Usage
+	node *node
+	// Workloads holds the admitted workloads (including evicting ones).
+	Workloads map[string]*Workload
 	// Inactive says why the queue admits nothing, or is empty.
 	Inactive string
+}
+
+// Usage is the queue's usage per flavor-resource.
+func (q *QueueSnapshot) Usage() Usage { return q.node.usage }
+
+// node is a ClusterQueue (leaf) or a cohort in the quota tree.
+//
+// subtree is what the node's subtree brings to its parent's pool per
+// flavor-resource: its own nominal quota plus, for a cohort, what its
+// children lend. A node with a lendingLimit keeps subtree-lendingLimit for
+// itself ("guaranteed"); only usage beyond that bubbles up to the parent.
+type node struct {
+	name     string
+	parent   *node
+	children []*node
+	queue    *QueueSnapshot // nil for cohorts
+	own      map[FlavorResource]ResourceQuota
+	subtree  Usage
+	usage    Usage
+	weight   int64
+}
+
+func newNode(name string, groups []ResourceGroup, weight int64) *node {
+	n := &node{name: name, own: map[FlavorResource]ResourceQuota{}, subtree: Usage{}, usage: Usage{}, weight: weight}
+	for _, g := range groups {
+		for _, f := range g.Flavors {
+			for res, q := range f.Resources {
+				n.own[FlavorResource{Flavor: f.Flavor, Resource: res}] = q
+			}
+		}
+	}
+	return n
+}
+
+// guaranteed is the part of the node's subtree quota it does not lend.
+func (n *node) guaranteed(fr FlavorResource) int64 {
+	q, ok := n.own[fr]
+	if !ok || q.LendingLimit == nil || n.parent == nil {
+		return 0
+	}
+	return max(0, n.subtree[fr]-*q.LendingLimit)
+}
+
+// computeSubtree fills subtree bottom-up.
+func (n *node) computeSubtree() {
+	for fr, q := range n.own {
+		n.subtree[fr] = q.Nominal
+	}
+	for _, c := range n.children {
+		c.computeSubtree()
+		for fr, v := range c.subtree {
+			n.subtree[fr] += v - c.guaranteed(fr)
+		}
+	}
+}
+
+// addUsage adds (or with a negative delta removes) usage at the node and
+// bubbles to the parents whatever exceeds what each node guarantees itself.
+func (n *node) addUsage(fr FlavorResource, delta int64) {
+	for x := n; x != nil && delta != 0; x = x.parent {
+		g := x.guaranteed(fr)
+		before := max(0, x.usage[fr]-g)
+		x.usage[fr] += delta
+		if x.usage[fr] == 0 {
+			delete(x.usage, fr)
+		}
+		delta = max(0, x.usage[fr]-g) - before
+	}
+}
+
+// available is how much more of fr the node can use: what is left of its
+// guaranteed quota plus what its parent can give, within its borrowing
+// limit.
+func (n *node) available(fr FlavorResource) int64 {
+	if n.parent == nil {
+		return max(0, n.subtree[fr]-n.usage[fr])
+	}
+	g := n.guaranteed(fr)
+	local := max(0, g-n.usage[fr])
+	fromParent := n.parent.available(fr)
+	if q, ok := n.own[fr]; ok && q.BorrowingLimit != nil {
+		inParent := n.subtree[fr] - g
+		usedInParent := max(0, n.usage[fr]-g)
+		fromParent = min(fromParent, inParent-usedInParent+*q.BorrowingLimit)
+	} else if !ok && n.queue != nil {
+		return 0 // a queue has no quota at all for a flavor-resource it doesn't list
+	}
+	return local + max(0, fromParent)
+}
+
+// potential is what the node could use if nothing else in the tree were
+// used: the bound preemption can reach.
+func (n *node) potential(fr FlavorResource) int64 {
+	if n.parent == nil {
+		return n.subtree[fr]
+	}
+	if _, ok := n.own[fr]; !ok && n.queue != nil {
+		return 0
+	}
+	g := n.guaranteed(fr)
+	p := n.parent.potential(fr)
+	if q, ok := n.own[fr]; ok && q.BorrowingLimit != nil {
+		p = min(p, n.subtree[fr]-g+*q.BorrowingLimit)
+	}
+	return g + p
+}
+
+// borrowing reports whether the node uses more of fr than its own subtree
+// quota.
+func (n *node) borrowing(fr FlavorResource) bool { return n.usage[fr] > n.subtree[fr] }
+
+func (n *node) root() *node {
+	r := n
+	for r.parent != nil {
+		r = r.parent
+	}
+	return r
+}
+
+// leaves lists the ClusterQueues under the node, by name.
+func (n *node) leaves() []*QueueSnapshot {
+	if n.queue != nil {
+		return []*QueueSnapshot{n.queue}
+	}
+	var out []*QueueSnapshot
+	for _, c := range n.children {
+		out = append(out, c.leaves()...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // Queue returns a ClusterQueue of the snapshot, or nil.
@@ -22,19 +162,35 @@ func (s *Snapshot) Queue(name string) *QueueSnapshot { return s.queues[name] }
 // Flavor returns a flavor of the snapshot, or nil.
 func (s *Snapshot) Flavor(name string) *Flavor { return s.flavors[name] }
 
-// Available is how much of a flavor-resource the queue can still use.
-func (q *QueueSnapshot) Available(fr FlavorResource) int64 {
-	quota, ok := q.quota(fr)
-	if !ok {
-		return 0
+// Available is how much more of a flavor-resource the queue can use,
+// borrowing from its cohort within the limits.
+func (q *QueueSnapshot) Available(fr FlavorResource) int64 { return q.node.available(fr) }
+
+// Nominal is the queue's own quota of a flavor-resource.
+func (q *QueueSnapshot) Nominal(fr FlavorResource) int64 { return q.node.own[fr].Nominal }
+
+// AddUsage records usage admitted during the cycle, up the cohort tree.
+func (q *QueueSnapshot) AddUsage(u Usage) {
+	for fr, v := range u {
+		q.node.addUsage(fr, v)
 	}
-	return max(quota.Nominal-q.Usage[fr], 0)
 }
 
-// AddUsage records usage admitted during the cycle.
-func (q *QueueSnapshot) AddUsage(u Usage) {
-	if q.Usage == nil {
-		q.Usage = Usage{}
+// RemoveUsage undoes AddUsage.
+func (q *QueueSnapshot) RemoveUsage(u Usage) {
+	for fr, v := range u {
+		q.node.addUsage(fr, -v)
 	}
-	q.Usage.Add(u)
+}
+
+// Borrowed is how much of each flavor-resource the queue uses beyond its
+// nominal quota.
+func (q *QueueSnapshot) Borrowed() Usage {
+	out := Usage{}
+	for fr, v := range q.node.usage {
+		if b := v - q.node.subtree[fr]; b > 0 {
+			out[fr] = b
+		}
+	}
+	return out
 }

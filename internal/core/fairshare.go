@@ -1,0 +1,55 @@
+package core
+
+import "math"
+
+// share is the node's DRF share in thousandths, divided by its weight: the
+// largest, over flavor-resources, of what it uses beyond its own subtree
+// quota over what its parent's pool holds. 0 means it borrows nothing; a
+// node of weight 0 that borrows has the largest share possible.
+func (n *node) share() int64 {
+	if n.parent == nil {
+		return 0
+	}
+	var dominant int64
+	for fr, used := range n.usage {
+		borrowed := used - n.subtree[fr]
+		pool := n.parent.subtree[fr]
+		if borrowed <= 0 || pool <= 0 {
+			continue
+		}
+		dominant = max(dominant, borrowed*1000/pool)
+	}
+	if dominant == 0 {
+		return 0
+	}
+	if n.weight <= 0 {
+		return math.MaxInt64
+	}
+	return dominant * 1000 / n.weight
+}
+
+// pickFair runs the fair-sharing tournament from a root: at every cohort the
+// child with the lowest share wins (then the higher priority, then the
+// older head), down to a ClusterQueue. It returns nil when no queue under
+// the node has a candidate left.
+func (n *node) pickFair(lists map[string][]*Workload) *QueueSnapshot {
+	if n.queue != nil {
+		if len(lists[n.queue.Name]) > 0 {
+			return n.queue
+		}
+		return nil
+	}
+	var best *QueueSnapshot
+	var bestShare int64
+	for _, c := range n.children {
+		q := c.pickFair(lists)
+		if q == nil {
+			continue
+		}
+		share := c.share()
+		if best == nil || share < bestShare || (share == bestShare && before(lists[q.Name][0], lists[best.Name][0])) {
+			best, bestShare = q, share
+		}
+	}
+	return best
+}

@@ -1,0 +1,240 @@
+package core
+
+import (
+	"sort"
+)
+
+// Preemption reasons, as users read them on a victim's Preempted condition.
+const (
+	InClusterQueue                = "InClusterQueue"
+	InCohortReclamation           = "InCohortReclamation"
+	InCohortReclaimWhileBorrowing = "InCohortReclaimWhileBorrowing"
+	InCohortFairSharing           = "InCohortFairSharing"
+)
+
+// Victim is an admitted workload to evict so a pending one fits.
+type Victim struct {
+	Workload *Workload
+	Queue    string
+	Reason   string
+}
+
+type candidate struct {
+	wl    *Workload
+	queue *QueueSnapshot
+	// reason is the preemption reason, empty when the policy forbids it.
+	reason string
+}
+
+// preemptionPlan is what preemption can do for a workload that fits only
+// by preempting: new victims, or workloads already being evicted to wait for.
+type preemptionPlan struct {
+	victims []Victim
+	waitFor []*Workload
+}
+
+// planPreemption finds the smallest set of admitted workloads whose eviction
+// lets wl fit with its assignment adm. It first counts workloads already
+// being evicted as gone: if that is enough, wl waits for them. Then it tries
+// without the preemptor borrowing (its own queue's lower-priority workloads
+// and reclaiming lent quota from queues that borrow it), then, when
+// borrowWithinCohort allows it, while borrowing. The snapshot is left as
+// it was.
+func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) preemptionPlan {
+	need := adm.Usage()
+	tree := q.node.root().leaves()
+	var evicting []candidate
+	for _, l := range tree {
+		for _, w := range l.Workloads {
+			if w.Evicting && overlaps(w, need) {
+				evicting = append(evicting, candidate{wl: w, queue: l})
+			}
+		}
+	}
+	removeAll(evicting)
+	defer restoreAll(evicting)
+	if fitsAfter(q, need, true) {
+		plan := preemptionPlan{}
+		for _, c := range evicting {
+			plan.waitFor = append(plan.waitFor, c.wl)
+		}
+		return plan
+	}
+	for _, borrow := range []bool{false, true} {
+		cands := candidates(s, q, wl, need, tree, borrow)
+		if victims := greedyMinimal(s, q, need, cands, borrow); victims != nil {
+			return preemptionPlan{victims: victims}
+		}
+	}
+	return preemptionPlan{}
+}
+
+// candidates lists the workloads the queue's policies allow wl to preempt,
+// in the order they should go: other queues' first (reclaim), then lower
+// priority, then the most recently created.
+func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need Usage, tree []*QueueSnapshot, borrow bool) []candidate {
+	var out []candidate
+	for _, l := range tree {
+		for _, w := range l.Workloads {
+			if w.Evicting || !overlaps(w, need) {
+				continue
+			}
+			c := candidate{wl: w, queue: l}
+			if l == q {
+				if allowed(q.Preemption.WithinClusterQueue, wl, w) {
+					c.reason = InClusterQueue
+				}
+			} else {
+				c.reason = reclaimReason(s, q, wl, w, borrow)
+			}
+			if c.reason != "" {
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if (a.queue == q) != (b.queue == q) {
+			return b.queue == q
+		}
+		if s.fairSharing && a.queue != b.queue && a.queue != q && b.queue != q {
+			if sa, sb := a.queue.node.share(), b.queue.node.share(); sa != sb {
+				return sa > sb
+			}
+		}
+		if a.wl.Priority != b.wl.Priority {
+			return a.wl.Priority < b.wl.Priority
+		}
+		if !a.wl.Created.Equal(b.wl.Created) {
+			return a.wl.Created.After(b.wl.Created)
+		}
+		return a.wl.Key > b.wl.Key
+	})
+	return out
+}
+
+// reclaimReason says why wl may take quota back from workload w of another
+// queue, or "" if it may not.
+func reclaimReason(s *Snapshot, q *QueueSnapshot, wl, w *Workload, borrow bool) string {
+	p := q.Preemption
+	switch {
+	case s.fairSharing && p.ReclaimWithinCohort != PreemptNever:
+		return InCohortFairSharing
+	case !borrow && allowed(p.ReclaimWithinCohort, wl, w):
+		return InCohortReclamation
+	case borrow && p.BorrowWithinCohort == PreemptLowerPriority && w.Priority < wl.Priority &&
+		(p.MaxPriorityThreshold == nil || w.Priority <= *p.MaxPriorityThreshold):
+		return InCohortReclaimWhileBorrowing
+	}
+	return ""
+}
+
+// allowed applies a preemption policy to a preemptor and a candidate.
+func allowed(p PreemptionPolicy, preemptor, victim *Workload) bool {
+	switch p {
+	case PreemptLowerPriority:
+		return victim.Priority < preemptor.Priority
+	case PreemptLowerOrNewerEqualPriority:
+		return victim.Priority < preemptor.Priority ||
+			(victim.Priority == preemptor.Priority && victim.Created.After(preemptor.Created))
+	case PreemptAny:
+		return true
+	}
+	return false
+}
+
+// greedyMinimal removes candidates in order until the workload fits, then
+// puts back, newest choice first, each one it can do without. Candidates of
+// other queues are taken only while their queue still borrows what is
+// needed (reclaim never goes below a queue's nominal quota) and, under fair
+// sharing, only while their queue's share is above what the preemptor's
+// would be. It returns nil if no set of candidates is enough.
+func greedyMinimal(s *Snapshot, q *QueueSnapshot, need Usage, cands []candidate, borrow bool) []Victim {
+	var taken []candidate
+	fits := false
+	for _, c := range cands {
+		if c.queue != q && !mayReclaimFrom(s, q, c.queue, need) {
+			continue
+		}
+		c.queue.RemoveUsage(c.wl.Admission.Usage())
+		taken = append(taken, c)
+		if fitsAfter(q, need, borrow) {
+			fits = true
+			break
+		}
+	}
+	if !fits {
+		restoreAll(taken)
+		return nil
+	}
+	var victims []Victim
+	for i := len(taken) - 2; i >= 0; i-- {
+		c := taken[i]
+		c.queue.AddUsage(c.wl.Admission.Usage())
+		if fitsAfter(q, need, borrow) {
+			taken = append(taken[:i], taken[i+1:]...)
+			continue
+		}
+		c.queue.RemoveUsage(c.wl.Admission.Usage())
+	}
+	restoreAll(taken)
+	for _, c := range taken {
+		victims = append(victims, Victim{Workload: c.wl, Queue: c.queue.Name, Reason: c.reason})
+	}
+	return victims
+}
+
+// mayReclaimFrom says whether quota may still be taken from another queue:
+// it must borrow a needed flavor-resource, and under fair sharing its share
+// must stay above the preemptor's once the preemptor is admitted.
+func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need Usage) bool {
+	borrowing := false
+	for fr := range need {
+		if from.node.borrowing(fr) {
+			borrowing = true
+			break
+		}
+	}
+	if !borrowing || !s.fairSharing {
+		return borrowing
+	}
+	q.AddUsage(need)
+	after := q.node.share()
+	q.RemoveUsage(need)
+	return from.node.share() > after
+}
+
+// fitsAfter reports whether need fits the queue now, without borrowing
+// unless allowed.
+func fitsAfter(q *QueueSnapshot, need Usage, borrow bool) bool {
+	for fr, v := range need {
+		if v > q.Available(fr) {
+			return false
+		}
+		if !borrow && q.node.usage[fr]+v > q.Nominal(fr) {
+			return false
+		}
+	}
+	return true
+}
+
+func overlaps(w *Workload, need Usage) bool {
+	for fr := range w.Admission.Usage() {
+		if _, ok := need[fr]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func removeAll(cs []candidate) {
+	for _, c := range cs {
+		c.queue.RemoveUsage(c.wl.Admission.Usage())
+	}
+}
+
+func restoreAll(cs []candidate) {
+	for _, c := range cs {
+		c.queue.AddUsage(c.wl.Admission.Usage())
+	}
+}
