@@ -109,7 +109,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration) error {
 	if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
 		return fmt.Errorf("setting up webhooks: %w", err)
 	}
-	if _, err := corecontrollers.Setup(mgr); err != nil {
+	if _, err := corecontrollers.Setup(mgr, cfg.FairSharing.Enable); err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
 	}
 	if err := jobs.Setup(context.Background(), mgr, cfg); err != nil {

@@ -31,6 +31,8 @@ import (
 type ClusterQueueReconciler struct {
 	client client.Client
 	state  *State
+	// fairSharing reports each queue's DRF share in its status.
+	fairSharing bool
 	// generations remembers the spec each queue was last applied with, so
 	// only a spec change gives parked workloads another chance.
 	generations map[string]int64
@@ -63,8 +65,12 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	newStatus.PendingWorkloads = int32(pending[cq.Name])
 	newStatus.ReservingWorkloads = int32(st.Reserving)
 	newStatus.AdmittedWorkloads = int32(st.Reserving)
-	newStatus.FlavorsReservation = toFlavorUsage(st.Usage)
-	newStatus.FlavorsUsage = toFlavorUsage(st.Usage)
+	newStatus.FlavorsReservation = toFlavorUsage(st.Usage, st.Borrowed)
+	newStatus.FlavorsUsage = toFlavorUsage(st.Usage, st.Borrowed)
+	newStatus.FairSharing = nil
+	if r.fairSharing {
+		newStatus.FairSharing = &musterv1beta1.FairSharingStatus{WeightedShare: st.WeightedShare}
+	}
 	meta.SetStatusCondition(&newStatus.Conditions, activeCondition(cq, st))
 	recordQueueMetrics(cq.Name, pending[cq.Name], st)
 	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {

@@ -1,9 +1,13 @@
 package core
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -30,23 +34,95 @@ func toTolerations(ts []corev1.Toleration) []core.Toleration {
 }
 
 func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
-	out := &core.ClusterQueue{Name: cq.Name, Cohort: string(cq.Spec.Cohort)}
+	out := &core.ClusterQueue{
+		Name:           cq.Name,
+		Cohort:         string(cq.Spec.Cohort),
+		ResourceGroups: toResourceGroups(cq.Spec.ResourceGroups),
+		Weight:         weightOf(cq.Spec.FairSharing),
+	}
+	if sel := cq.Spec.NamespaceSelector; sel != nil {
+		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil {
+			out.NamespaceSelector = labelSelector{s}
+		}
+	}
+	if p := cq.Spec.Preemption; p != nil {
+		out.Preemption = core.Preemption{
+			WithinClusterQueue:  toPolicy(p.WithinClusterQueue),
+			ReclaimWithinCohort: toPolicy(p.ReclaimWithinCohort),
+		}
+		if b := p.BorrowWithinCohort; b != nil {
+			out.Preemption.BorrowWithinCohort = toPolicy(b.Policy)
+			out.Preemption.MaxPriorityThreshold = b.MaxPriorityThreshold
+		}
+	}
+	out.Fungibility = core.FlavorFungibility{StopAtBorrow: true}
+	if f := cq.Spec.FlavorFungibility; f != nil {
+		out.Fungibility = core.FlavorFungibility{
+			StopAtBorrow:  f.WhenCanBorrow != musterv1beta1.TryNextFlavor,
+			StopAtPreempt: f.WhenCanPreempt == musterv1beta1.Preempt,
+		}
+	}
 	if cq.Spec.QueueingStrategy == musterv1beta1.StrictFIFO {
 		out.Strategy = core.StrictFIFO
 	}
-	if cq.Spec.StopPolicy != nil {
-		switch *cq.Spec.StopPolicy {
-		case musterv1beta1.Hold:
-			out.Stop = core.Hold
-		case musterv1beta1.HoldAndDrain:
-			out.Stop = core.HoldAndDrain
-		}
-	}
+	out.Stop = toStop(cq.Spec.StopPolicy)
 	// A ClusterQueue being deleted admits nothing new.
-	if !cq.DeletionTimestamp.IsZero() {
+	if !cq.DeletionTimestamp.IsZero() && out.Stop == core.Running {
 		out.Stop = core.Hold
 	}
-	for _, g := range cq.Spec.ResourceGroups {
+	return out
+}
+
+func toCohort(co *musterv1beta1.Cohort) *core.Cohort {
+	return &core.Cohort{
+		Name:           co.Name,
+		Parent:         string(co.Spec.Parent),
+		ResourceGroups: toResourceGroups(co.Spec.ResourceGroups),
+		Weight:         weightOf(co.Spec.FairSharing),
+	}
+}
+
+func toStop(p *musterv1beta1.StopPolicy) core.StopPolicy {
+	if p == nil {
+		return core.Running
+	}
+	switch *p {
+	case musterv1beta1.Hold:
+		return core.Hold
+	case musterv1beta1.HoldAndDrain:
+		return core.HoldAndDrain
+	}
+	return core.Running
+}
+
+func toPolicy(p musterv1beta1.PreemptionPolicy) core.PreemptionPolicy {
+	switch p {
+	case musterv1beta1.PreemptionPolicyLowerPriority:
+		return core.PreemptLowerPriority
+	case musterv1beta1.PreemptionPolicyLowerOrNewerEqualPriority:
+		return core.PreemptLowerOrNewerEqualPriority
+	case musterv1beta1.PreemptionPolicyAny:
+		return core.PreemptAny
+	}
+	return core.PreemptNever
+}
+
+// weightOf is a fair-sharing weight in milli-units; unset means 1.
+func weightOf(fs *musterv1beta1.FairSharing) int64 {
+	if fs == nil || fs.Weight == nil {
+		return 1000
+	}
+	return fs.Weight.MilliValue()
+}
+
+// labelSelector adapts a labels.Selector to the core.
+type labelSelector struct{ s labels.Selector }
+
+func (l labelSelector) Matches(m map[string]string) bool { return l.s.Matches(labels.Set(m)) }
+
+func toResourceGroups(groups []musterv1beta1.ResourceGroup) []core.ResourceGroup {
+	var out []core.ResourceGroup
+	for _, g := range groups {
 		cg := core.ResourceGroup{}
 		for _, r := range g.CoveredResources {
 			cg.Resources = append(cg.Resources, string(r))
@@ -62,7 +138,7 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 			}
 			cg.Flavors = append(cg.Flavors, fq)
 		}
-		out.ResourceGroups = append(out.ResourceGroups, cg)
+		out = append(out, cg)
 	}
 	return out
 }
@@ -77,13 +153,14 @@ func milliPtr(q *resource.Quantity) *int64 {
 
 // toWorkload builds the core's view of a Workload: per-pod requests
 // computed as the kubelet would (init containers, sidecars, overhead).
-func toWorkload(wl *musterv1beta1.Workload) *core.Workload {
+func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
 	out := &core.Workload{
-		Key:       wl.Namespace + "/" + wl.Name,
-		Namespace: wl.Namespace,
-		Name:      wl.Name,
-		Queue:     string(wl.Spec.QueueName),
-		Created:   wl.CreationTimestamp.Time,
+		Key:             wl.Namespace + "/" + wl.Name,
+		Namespace:       wl.Namespace,
+		Name:            wl.Name,
+		Queue:           string(wl.Spec.QueueName),
+		Created:         queueOrderingTime(wl),
+		NamespaceLabels: namespaceLabels,
 	}
 	if wl.Spec.Priority != nil {
 		out.Priority = *wl.Spec.Priority
@@ -106,8 +183,26 @@ func toWorkload(wl *musterv1beta1.Workload) *core.Workload {
 	}
 	if adm := wl.Status.Admission; adm != nil {
 		out.Admission = toAdmission(adm)
+		out.Evicting = meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil {
+			out.AdmittedAt = c.LastTransitionTime.Time
+		}
 	}
 	return out
+}
+
+// queueOrderingTime is when the workload joined its queue: its creation, or
+// for a workload evicted and requeued, the requeue. A preempted workload goes
+// behind those that waited while it ran, instead of taking back the quota
+// its preemptor is waiting for.
+func queueOrderingTime(wl *musterv1beta1.Workload) time.Time {
+	t := wl.CreationTimestamp.Time
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); c != nil && c.Status == metav1.ConditionTrue {
+		if c.LastTransitionTime.After(t) {
+			t = c.LastTransitionTime.Time
+		}
+	}
+	return t
 }
 
 func toAdmission(adm *musterv1beta1.Admission) *core.Admission {
@@ -158,16 +253,20 @@ func isActive(wl *musterv1beta1.Workload) bool {
 	return wl.Spec.Active == nil || *wl.Spec.Active
 }
 
-func toFlavorUsage(u core.Usage) []musterv1beta1.FlavorUsage {
+// toFlavorUsage reports usage per flavor and resource, with the part
+// borrowed from the cohort when borrowed is given.
+func toFlavorUsage(u, borrowed core.Usage) []musterv1beta1.FlavorUsage {
 	byFlavor := map[string][]musterv1beta1.ResourceUsage{}
 	var flavors []string
 	for fr, v := range u {
 		if _, ok := byFlavor[fr.Flavor]; !ok {
 			flavors = append(flavors, fr.Flavor)
 		}
-		byFlavor[fr.Flavor] = append(byFlavor[fr.Flavor], musterv1beta1.ResourceUsage{
-			Name: corev1.ResourceName(fr.Resource), Total: resource.MustParse(core.Format(fr.Resource, v)),
-		})
+		ru := musterv1beta1.ResourceUsage{Name: corev1.ResourceName(fr.Resource), Total: resource.MustParse(core.Format(fr.Resource, v))}
+		if b := borrowed[fr]; b > 0 {
+			ru.Borrowed = resource.MustParse(core.Format(fr.Resource, b))
+		}
+		byFlavor[fr.Flavor] = append(byFlavor[fr.Flavor], ru)
 	}
 	sortStrings(flavors)
 	out := make([]musterv1beta1.FlavorUsage, 0, len(flavors))

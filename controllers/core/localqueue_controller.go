@@ -52,8 +52,8 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	newStatus.PendingWorkloads = int32(pending[key])
 	newStatus.ReservingWorkloads = int32(usage.Reserving)
 	newStatus.AdmittedWorkloads = int32(usage.Reserving)
-	newStatus.FlavorsReservation = toFlavorUsage(usage.Usage)
-	newStatus.FlavorsUsage = toFlavorUsage(usage.Usage)
+	newStatus.FlavorsReservation = toFlavorUsage(usage.Usage, nil)
+	newStatus.FlavorsUsage = toFlavorUsage(usage.Usage, nil)
 	cond := metav1.Condition{Type: musterv1beta1.LocalQueueActive, ObservedGeneration: lq.Generation,
 		Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonReady, Message: "Can submit new workloads to ClusterQueue " + cq}
 	switch {

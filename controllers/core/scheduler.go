@@ -59,16 +59,25 @@ func (s *Scheduler) NeedLeaderElection() bool { return true }
 // order the informers deliver objects in.
 func (s *Scheduler) rebuild(ctx context.Context) error {
 	var rfs musterv1beta1.ResourceFlavorList
+	var cohorts musterv1beta1.CohortList
 	var cqs musterv1beta1.ClusterQueueList
 	var lqs musterv1beta1.LocalQueueList
 	var wls musterv1beta1.WorkloadList
-	for _, l := range []client.ObjectList{&rfs, &cqs, &lqs, &wls} {
+	var nss corev1.NamespaceList
+	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss} {
 		if err := s.reader.List(ctx, l); err != nil {
 			return err
 		}
 	}
+	nsLabels := make(map[string]map[string]string, len(nss.Items))
+	for _, ns := range nss.Items {
+		nsLabels[ns.Name] = ns.Labels
+	}
 	for i := range rfs.Items {
 		s.state.applyFlavor(&rfs.Items[i])
+	}
+	for i := range cohorts.Items {
+		s.state.applyCohort(&cohorts.Items[i])
 	}
 	for i := range cqs.Items {
 		s.state.applyClusterQueue(&cqs.Items[i])
@@ -77,7 +86,7 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 		s.state.applyLocalQueue(&lqs.Items[i])
 	}
 	for i := range wls.Items {
-		s.state.applyWorkload(&wls.Items[i])
+		s.state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace])
 	}
 	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
 		"localQueues", len(lqs.Items), "workloads", len(wls.Items))
@@ -91,12 +100,21 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, admissionWriters)
 	for _, d := range decisions {
+		if d.Evict != "" {
+			s.evict(ctx, d.Workload, musterv1beta1.ReasonStopped, "", d.Message)
+			continue
+		}
+		for _, v := range d.Victims {
+			msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, v.Reason)
+			s.evict(ctx, v.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg)
+		}
 		if d.Admission == nil {
 			s.keepPending(ctx, d)
 			continue
 		}
 		wl := *d.Workload
 		wl.Admission = d.Admission
+		wl.AdmittedAt = s.clock.Now()
 		if err := s.state.Cache.Assume(&wl); err != nil {
 			log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", wl.Key)
 			s.state.Queues.Delete(wl.Key)
@@ -111,6 +129,31 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// evict tells an admitted workload to stop: Evicted (and Preempted for a
+// victim). Its job reconciler then suspends the job and releases the quota.
+// The cache counts it as evicting at once, so no other preemptor picks it.
+func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, preemptionReason, msg string) {
+	s.state.Cache.MarkEvicting(victim.Key)
+	var wl musterv1beta1.Workload
+	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
+		return
+	}
+	orig := wl.DeepCopy()
+	now := metav1.NewTime(s.clock.Now())
+	setCondition(&wl, musterv1beta1.WorkloadEvicted, metav1.ConditionTrue, reason, msg, now)
+	if preemptionReason != "" {
+		setCondition(&wl, musterv1beta1.WorkloadPreempted, metav1.ConditionTrue, preemptionReason, msg, now)
+	}
+	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		log.FromContext(ctx).V(2).Info("Eviction write failed; retried next cycle", "workload", victim.Key, "error", err.Error())
+		return
+	}
+	cq := string(wl.Status.Admission.ClusterQueue)
+	metrics.EvictionsTotal.WithLabelValues(cq, reason).Inc()
+	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
+	log.FromContext(ctx).Info("Evicted workload", "workload", victim.Key, "clusterQueue", cq, "reason", reason, "detail", preemptionReason)
 }
 
 // keepPending parks or keeps a workload that was not admitted and tells it

@@ -47,7 +47,7 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 	state.applyFlavor(&musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}})
 	state.applyClusterQueue(&musterv1beta1.ClusterQueue{
 		ObjectMeta: metav1.ObjectMeta{Name: "cq"},
-		Spec: musterv1beta1.ClusterQueueSpec{ResourceGroups: []musterv1beta1.ResourceGroup{{
+		Spec: musterv1beta1.ClusterQueueSpec{NamespaceSelector: &metav1.LabelSelector{}, ResourceGroups: []musterv1beta1.ResourceGroup{{
 			CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
 			Flavors: []musterv1beta1.FlavorQuotas{{Name: "a100", Resources: []musterv1beta1.ResourceQuota{
 				{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("4")}}}},
@@ -55,7 +55,7 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 	})
 	state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
 		Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq"}})
-	state.applyWorkload(wl)
+	state.applyWorkload(wl, nil)
 
 	s := &Scheduler{client: c, reader: c, state: state, recorder: events.NewFakeRecorder(10), clock: clocktesting.NewFakeClock(wl.CreationTimestamp.Time)}
 	s.cycle(context.Background())

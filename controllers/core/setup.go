@@ -7,12 +7,14 @@ import (
 
 // Setup registers the core controllers and the scheduler on a manager and
 // returns the state they share.
-func Setup(mgr ctrl.Manager) (*State, error) {
+func Setup(mgr ctrl.Manager, fairSharing bool) (*State, error) {
 	state := NewState()
+	state.Cache.SetFairSharing(fairSharing)
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},
-		&ClusterQueueReconciler{client: c, state: state},
+		&CohortReconciler{client: c, state: state},
+		&ClusterQueueReconciler{client: c, state: state, fairSharing: fairSharing},
 		&LocalQueueReconciler{client: c, state: state},
 		&WorkloadReconciler{client: c, state: state},
 	}

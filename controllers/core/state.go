@@ -46,6 +46,10 @@ func (s *State) applyFlavor(rf *musterv1beta1.ResourceFlavor) []string {
 	return s.Cache.QueuesUsingFlavor(rf.Name)
 }
 
+func (s *State) applyCohort(co *musterv1beta1.Cohort) {
+	s.Cache.UpsertCohort(toCohort(co))
+}
+
 func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
 	c := toClusterQueue(cq)
 	s.Cache.UpsertClusterQueue(c)
@@ -53,18 +57,19 @@ func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
 }
 
 func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
+	s.Cache.SetLocalQueueStop(lq.Namespace+"/"+lq.Name, toStop(lq.Spec.StopPolicy))
 	s.Queues.UpsertLocalQueue(lq.Namespace, lq.Name, string(lq.Spec.ClusterQueue))
 }
 
 // applyWorkload puts a workload where its status says it belongs: holding
 // quota in the cache, pending in the queues, or nowhere once finished.
-func (s *State) applyWorkload(wl *musterv1beta1.Workload) {
+func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) {
 	key := wl.Namespace + "/" + wl.Name
 	switch {
 	case isFinished(wl) || !wl.DeletionTimestamp.IsZero():
 		s.forgetWorkload(key)
 	case wl.Status.Admission != nil:
-		s.Cache.AddOrUpdateWorkload(toWorkload(wl))
+		s.Cache.AddOrUpdateWorkload(toWorkload(wl, namespaceLabels))
 		s.Queues.Delete(key)
 	case !isActive(wl):
 		s.Queues.Delete(key)
@@ -74,7 +79,7 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload) {
 		// A workload the scheduler just assumed is not queued again: the
 		// API view predates the admission being written.
 		if !s.Cache.HoldsQuota(key) {
-			s.Queues.AddOrUpdate(toWorkload(wl))
+			s.Queues.AddOrUpdate(toWorkload(wl, namespaceLabels))
 		}
 	}
 }
@@ -85,11 +90,12 @@ func (s *State) forgetWorkload(key string) {
 	s.release(s.Cache.DeleteWorkload(key))
 }
 
-// release gives the workloads that wait for a ClusterQueue's quota another
-// chance after some of it was freed.
+// release gives the workloads that wait for quota freed in a ClusterQueue
+// another chance: those of every queue of its cohort tree, which may borrow
+// it or were waiting for preemption victims there.
 func (s *State) release(clusterQueue string) {
 	if clusterQueue != "" {
-		s.Queues.Unpark(clusterQueue)
+		s.Queues.Unpark(s.Cache.CohortQueues(clusterQueue)...)
 	}
 }
 

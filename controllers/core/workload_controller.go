@@ -4,6 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +23,7 @@ import (
 
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // WorkloadReconciler keeps the core's cache and queues in line with the
 // Workloads, and tells a workload whose queue does not exist why it waits.
@@ -35,7 +42,11 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		return ctrl.Result{}, err
 	}
-	r.state.applyWorkload(&wl)
+	var ns corev1.Namespace
+	if err := r.client.Get(ctx, client.ObjectKey{Name: wl.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	r.state.applyWorkload(&wl, ns.Labels)
 	if wl.Status.Admission == nil && !isFinished(&wl) && isActive(&wl) {
 		return ctrl.Result{}, r.reportMissingQueue(ctx, &wl)
 	}
@@ -84,7 +95,22 @@ func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload
 func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.Workload{}).
+		// A namespace's labels decide which ClusterQueues its workloads may use.
+		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToWorkloads),
+			builder.WithPredicates(predicate.LabelChangedPredicate{})).
 		Named("workload").
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(r)
+}
+
+func (r *WorkloadReconciler) namespaceToWorkloads(ctx context.Context, o client.Object) []reconcile.Request {
+	var wls musterv1beta1.WorkloadList
+	if err := r.client.List(ctx, &wls, client.InNamespace(o.GetName())); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(wls.Items))
+	for i := range wls.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&wls.Items[i])})
+	}
+	return reqs
 }

@@ -35,6 +35,12 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 16),
 	}, []string{"cluster_queue"})
 
+	// EvictionsTotal counts evictions by reason (Preempted, Stopped, ...).
+	EvictionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "muster_evicted_workloads_total",
+		Help: "Workloads evicted, per ClusterQueue and reason.",
+	}, []string{"cluster_queue", "reason"})
+
 	// QuotaUsage is the quota reserved per ClusterQueue, flavor and resource,
 	// in the resource's base unit (cores, bytes, devices).
 	QuotaUsage = prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -44,7 +50,7 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(PendingWorkloads, ReservingWorkloads, AdmissionsTotal, AdmissionWaitTime, QuotaUsage)
+	metrics.Registry.MustRegister(PendingWorkloads, ReservingWorkloads, AdmissionsTotal, AdmissionWaitTime, EvictionsTotal, QuotaUsage)
 }
 
 // ForgetClusterQueue drops every series of a deleted ClusterQueue.

@@ -88,6 +88,21 @@ func (c *Cache) MarkEvicting(key string) {
 	}
 }
 
+// CohortTreeQueues lists the ClusterQueues of the cohort tree that holds a
+// cohort.
+func (c *Cache) CohortTreeQueues(cohort string) []string {
+	s := c.Snapshot()
+	n, ok := s.cohorts[cohort]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, l := range n.root().leaves() {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
 // CohortQueues lists the ClusterQueues that share quota with the named one
 // (its whole cohort tree), itself included.
 func (c *Cache) CohortQueues(name string) []string {

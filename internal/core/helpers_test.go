@@ -82,7 +82,6 @@ func names(ds []Decision, admittedOnly bool) []string {
 	return out
 }
 
-
 func time_(s int) time.Duration { return time.Duration(s) * time.Second }
 
 var timeFromInt = time_

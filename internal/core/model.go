@@ -230,6 +230,9 @@ type Workload struct {
 	NamespaceLabels map[string]string
 	// Admission is set while the workload holds quota.
 	Admission *Admission
+	// AdmittedAt is when the quota was reserved; preemption takes the most
+	// recently admitted first, losing the least work.
+	AdmittedAt time.Time
 	// Evicting is true for an admitted workload that was told to stop and
 	// still holds its quota until its job is suspended.
 	Evicting bool

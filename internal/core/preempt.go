@@ -70,8 +70,9 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 }
 
 // candidates lists the workloads the queue's policies allow wl to preempt,
-// in the order they should go: other queues' first (reclaim), then lower
-// priority, then the most recently created.
+// in the order they should go: other queues' first (reclaim; under fair
+// sharing the highest share first), then lower priority, then the most
+// recently admitted.
 func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need Usage, tree []*QueueSnapshot, borrow bool) []candidate {
 	var out []candidate
 	for _, l := range tree {
@@ -104,6 +105,9 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need Usage, tree []
 		}
 		if a.wl.Priority != b.wl.Priority {
 			return a.wl.Priority < b.wl.Priority
+		}
+		if !a.wl.AdmittedAt.Equal(b.wl.AdmittedAt) {
+			return a.wl.AdmittedAt.After(b.wl.AdmittedAt)
 		}
 		if !a.wl.Created.Equal(b.wl.Created) {
 			return a.wl.Created.After(b.wl.Created)

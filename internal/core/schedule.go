@@ -55,12 +55,33 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return before(entries[i].wl, entries[j].wl) })
+	// Workloads that fit within their queue's nominal quota go first; those
+	// that must borrow are decided after them, in the same order, so
+	// borrowing never takes quota a queue's own workloads could use now.
+	var deferred []entry
+	held := map[string]bool{} // StrictFIFO queues whose head was deferred
 	for _, e := range entries {
-		if q := s.Queue(e.cq); q != nil {
-			decisions = append(decisions, decide(s, q, e.wl, blockedBy))
+		q := s.Queue(e.cq)
+		if q == nil {
+			continue
 		}
+		if held[q.Name] || (notEligible(s, q, e.wl) == "" && mustBorrow(s, q, e.wl)) {
+			deferred = append(deferred, e)
+			held[q.Name] = q.Strategy == StrictFIFO
+			continue
+		}
+		decisions = append(decisions, decide(s, q, e.wl, blockedBy))
+	}
+	for _, e := range deferred {
+		decisions = append(decisions, decide(s, s.Queue(e.cq), e.wl, blockedBy))
 	}
 	return decisions
+}
+
+// mustBorrow reports whether the workload fits now only by borrowing.
+func mustBorrow(s *Snapshot, q *QueueSnapshot, wl *Workload) bool {
+	_, mode, _ := Assign(s, q, wl)
+	return mode == FitBorrow
 }
 
 // scheduleFair picks, one at a time, the head of the queue that wins the
