@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -16,15 +17,43 @@ const podsResource = "pods"
 // pod set that failed, why each flavor was rejected.
 type NoFit struct {
 	PodSet  string
-	Reasons []string
+	Reasons []Reason
 	// Never is true when the workload cannot fit even in an empty queue, so
 	// waiting will not help (a resource not covered, a request above quota).
 	Never bool
 }
 
+// Reason is why one flavor was rejected. It is formatted only when a
+// message is needed: most rejected flavors belong to workloads that fit on
+// a later one.
+type Reason struct {
+	// Text is a reason already in words (flavor missing, placement).
+	Text string
+	// Otherwise, the shortfall of a resource in a flavor.
+	Resource, Flavor       string
+	Need, Available, Quota int64
+	Never                  bool
+}
+
+func (r Reason) String() string {
+	if r.Text != "" {
+		return r.Text
+	}
+	s := fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, %s available (quota %s)",
+		r.Resource, r.Flavor, Format(r.Resource, r.Need), Format(r.Resource, r.Available), Format(r.Resource, r.Quota))
+	if r.Never {
+		s += ", more than the queue can ever use"
+	}
+	return s
+}
+
 // Message is the text users read in the workload's QuotaReserved condition.
 func (n *NoFit) Message() string {
-	return fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(n.Reasons, "; "))
+	parts := make([]string, len(n.Reasons))
+	for i, r := range n.Reasons {
+		parts[i] = r.String()
+	}
+	return fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(parts, "; "))
 }
 
 // FitMode says how a workload fits a flavor, from worst to best.
@@ -75,8 +104,8 @@ func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage) (*PodS
 	psa := &PodSetAssignment{Name: ps.Name, Count: ps.Count, Flavors: map[string]string{}, Usage: total}
 	groups, uncovered := groupRequests(q.ClusterQueue, total)
 	if len(uncovered) > 0 {
-		return nil, Unfit, &NoFit{PodSet: ps.Name, Never: true, Reasons: []string{
-			fmt.Sprintf("resource %s is not covered by ClusterQueue %s", strings.Join(uncovered, ", "), q.Name)}}
+		return nil, Unfit, &NoFit{PodSet: ps.Name, Never: true, Reasons: []Reason{{
+			Text: fmt.Sprintf("resource %s is not covered by ClusterQueue %s", strings.Join(uncovered, ", "), q.Name)}}}
 	}
 	mode := Fit
 	var why *NoFit
@@ -160,17 +189,17 @@ func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total
 	for _, fq := range g.group.Flavors {
 		f := s.Flavor(fq.Flavor)
 		if f == nil {
-			noFit.Reasons = append(noFit.Reasons, fmt.Sprintf("flavor %s not found", fq.Flavor))
+			noFit.Reasons = append(noFit.Reasons, Reason{Text: "flavor " + fq.Flavor + " not found"})
 			continue
 		}
 		if why := placementMismatch(ps, f); why != "" {
-			noFit.Reasons = append(noFit.Reasons, why)
+			noFit.Reasons = append(noFit.Reasons, Reason{Text: why})
 			continue
 		}
 		mode, never := Fit, false
 		for _, res := range g.requested {
 			m, reason, resNever := fitResource(q, FlavorResource{Flavor: fq.Flavor, Resource: res}, total[res], taken, canPreempt)
-			if reason != "" {
+			if m < FitBorrow {
 				noFit.Reasons = append(noFit.Reasons, reason)
 			}
 			mode, never = min(mode, m), never || resNever
@@ -192,20 +221,20 @@ func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total
 // fitResource says how need of a flavor-resource fits the queue, why not
 // when it does not fit outright, and whether it never can (more than the
 // queue could use with the whole cohort idle).
-func fitResource(q *QueueSnapshot, fr FlavorResource, need int64, taken Usage, canPreempt bool) (FitMode, string, bool) {
+func fitResource(q *QueueSnapshot, fr FlavorResource, need int64, taken Usage, canPreempt bool) (FitMode, Reason, bool) {
 	avail := q.Available(fr) - taken[fr]
 	used := q.node.usage[fr] + taken[fr]
 	nominal := q.Nominal(fr)
 	switch {
 	case need <= avail && used+need <= nominal:
-		return Fit, "", false
+		return Fit, Reason{}, false
 	case need <= avail:
-		return FitBorrow, "", false
+		return FitBorrow, Reason{}, false
 	}
-	reason := fmt.Sprintf("insufficient quota for %s in flavor %s: %s requested, %s available (quota %s)",
-		fr.Resource, fr.Flavor, Format(fr.Resource, need), Format(fr.Resource, max(avail, 0)), Format(fr.Resource, nominal))
+	reason := Reason{Resource: fr.Resource, Flavor: fr.Flavor, Need: need, Available: max(avail, 0), Quota: nominal}
 	if need+taken[fr] > q.node.potential(fr) {
-		return Unfit, reason + ", more than the queue can ever use", true
+		reason.Never = true
+		return Unfit, reason, true
 	}
 	if canPreempt {
 		return FitPreempt, reason, false
@@ -258,6 +287,10 @@ func tolerated(t Taint, tolerations []Toleration) bool {
 
 // Format renders a milli-unit quantity of a resource as Kubernetes would.
 func Format(res string, milli int64) string {
+	binary := res == "memory" || strings.HasSuffix(res, "storage") || strings.HasPrefix(res, "hugepages-")
+	if !binary && milli%1000 == 0 && milli < 1e15 {
+		return strconv.FormatInt(milli/1000, 10) // the common case, without a Quantity
+	}
 	format := resource.DecimalSI
 	if res == "memory" || strings.HasSuffix(res, "storage") || strings.HasPrefix(res, "hugepages-") {
 		format = resource.BinarySI

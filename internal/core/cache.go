@@ -18,6 +18,8 @@ type Cache struct {
 	queues    map[string]*ClusterQueue
 	cohorts   map[string]*Cohort
 	workloads map[string]*cachedWorkload
+	// byQueue indexes the workloads by ClusterQueue name.
+	byQueue map[string]map[string]*cachedWorkload
 	// usage is per ClusterQueue name, also for queues not (yet) in the cache.
 	usage map[string]Usage
 	// lqStop holds the stop policy of stopped LocalQueues (namespace/name).
@@ -38,6 +40,7 @@ func NewCache() *Cache {
 		queues:    map[string]*ClusterQueue{},
 		cohorts:   map[string]*Cohort{},
 		workloads: map[string]*cachedWorkload{},
+		byQueue:   map[string]map[string]*cachedWorkload{},
 		usage:     map[string]Usage{},
 		lqStop:    map[string]StopPolicy{},
 	}
@@ -84,7 +87,7 @@ func (c *Cache) MarkEvicting(key string) {
 	if cw, ok := c.workloads[key]; ok {
 		wl := *cw.wl
 		wl.Evicting = true
-		cw.wl = &wl
+		cw.wl = &wl // cw is shared with byQueue
 	}
 }
 
@@ -232,12 +235,15 @@ func (c *Cache) HoldsQuota(key string) bool {
 
 func (c *Cache) add(wl *Workload, assumed bool) {
 	u := wl.Admission.Usage()
-	c.workloads[wl.Key] = &cachedWorkload{wl: wl, usage: u, assumed: assumed}
+	cw := &cachedWorkload{wl: wl, usage: u, assumed: assumed}
+	c.workloads[wl.Key] = cw
 	cq := wl.Admission.ClusterQueue
 	if c.usage[cq] == nil {
 		c.usage[cq] = Usage{}
+		c.byQueue[cq] = map[string]*cachedWorkload{}
 	}
 	c.usage[cq].Add(u)
+	c.byQueue[cq][wl.Key] = cw
 }
 
 func (c *Cache) remove(key string) {
@@ -248,8 +254,10 @@ func (c *Cache) remove(key string) {
 	delete(c.workloads, key)
 	cq := cw.wl.Admission.ClusterQueue
 	c.usage[cq].Sub(cw.usage)
-	if len(c.usage[cq]) == 0 {
+	delete(c.byQueue[cq], key)
+	if len(c.byQueue[cq]) == 0 {
 		delete(c.usage, cq)
+		delete(c.byQueue, cq)
 	}
 }
 
@@ -291,10 +299,7 @@ func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
 			st.WeightedShare = q.node.share()
 		}
 	}
-	for _, cw := range c.workloads {
-		if cw.wl.Admission.ClusterQueue != name {
-			continue
-		}
+	for _, cw := range c.byQueue[name] {
 		st.Reserving++
 		lq := cw.wl.Namespace + "/" + cw.wl.Queue
 		if st.ByLocalQueue[lq] == nil {
@@ -370,13 +375,35 @@ func (c *Cache) Snapshot() *Snapshot {
 			q.Inactive = "cohort " + q.Cohort + " is part of a cycle of parents"
 		}
 	}
-	for key, cw := range c.workloads {
-		if q := s.queues[cw.wl.Admission.ClusterQueue]; q != nil {
-			q.Workloads[key] = cw.wl
-			q.AddUsage(cw.usage)
+	for name, q := range s.queues {
+		q.AddUsage(c.usage[name])
+	}
+	c.copyWorkloads(s)
+	return s
+}
+
+// copyWorkloads gives the snapshot the admitted workloads of the queues
+// whose cycle may need them one by one: cohort trees where some queue may
+// preempt, and draining queues. Elsewhere the per-queue totals suffice, so
+// a cycle's cost does not grow with everything admitted.
+func (c *Cache) copyWorkloads(s *Snapshot) {
+	lqDrain := false
+	for _, p := range s.lqStop {
+		lqDrain = lqDrain || p == HoldAndDrain
+	}
+	needed := map[*node]bool{}
+	for _, q := range s.queues {
+		if q.Preemption != (Preemption{}) || q.Stop == HoldAndDrain || lqDrain {
+			needed[q.node.root()] = true
 		}
 	}
-	return s
+	for root := range needed {
+		for _, q := range root.leaves() {
+			for key, cw := range c.byQueue[q.Name] {
+				q.Workloads[key] = cw.wl
+			}
+		}
+	}
 }
 
 // cohortNode returns the snapshot's node of a cohort, creating it (with the

@@ -212,6 +212,11 @@ func TestPreemption(t *testing.T) {
 			admitted: map[string][]*Workload{"a": {gpuWl("a-own", 0, 0, 1, 2)}, "b": {gpuWl("b-own", 0, 0, 1, 4)}},
 			pending:  gpuWl("w", 9, 5, 1, 4),
 		},
+		"reclaim never: lent quota is not taken back": {
+			a: reclaim(PreemptNever), aQuota: 4, bQuota: 4,
+			admitted: map[string][]*Workload{"b": {gpuWl("b-own", 0, 0, 1, 4), gpuWl("b-borrowed", 0, 1, 1, 4)}},
+			pending:  gpuWl("w", 9, 5, 1, 4),
+		},
 		"reclaim lower priority keeps higher-priority borrowers": {
 			a: reclaim(PreemptLowerPriority), aQuota: 4, bQuota: 4,
 			admitted: map[string][]*Workload{"b": {gpuWl("b-own", 9, 0, 1, 4), gpuWl("b-borrowed", 9, 1, 1, 4)}},

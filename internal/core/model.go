@@ -1,6 +1,9 @@
 package core
 
 import (
+	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -233,6 +236,8 @@ type Workload struct {
 	// AdmittedAt is when the quota was reserved; preemption takes the most
 	// recently admitted first, losing the least work.
 	AdmittedAt time.Time
+	// shape memoizes shapeKey.
+	shape string
 	// Evicting is true for an admitted workload that was told to stop and
 	// still holds its quota until its job is suspended.
 	Evicting bool
@@ -304,4 +309,38 @@ func equalSlice[T comparable](a, b []T) bool {
 		}
 	}
 	return true
+}
+
+// shapeKey identifies what a workload asks for, whoever it is: workloads of
+// one queue with the same key fit or fail alike.
+func (w *Workload) shapeKey() string {
+	if w.shape != "" {
+		return w.shape
+	}
+	var b strings.Builder
+	for _, ps := range w.PodSets {
+		fmt.Fprintf(&b, "%d|", ps.Count)
+		for _, k := range sortedKeys(ps.Requests) {
+			fmt.Fprintf(&b, "%s=%d,", k, ps.Requests[k])
+		}
+		b.WriteByte('|')
+		for _, k := range sortedKeys(ps.NodeSelector) {
+			fmt.Fprintf(&b, "%s=%s,", k, ps.NodeSelector[k])
+		}
+		fmt.Fprintf(&b, "|%v;", ps.Tolerations)
+	}
+	for _, k := range sortedKeys(w.NamespaceLabels) {
+		fmt.Fprintf(&b, "%s=%s,", k, w.NamespaceLabels[k])
+	}
+	w.shape = b.String()
+	return w.shape
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

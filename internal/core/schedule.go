@@ -40,9 +40,9 @@ const (
 // Admitted workloads of draining queues are evicted.
 func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	decisions := drain(s)
-	blockedBy := map[string]string{}
+	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}}
 	if s.fairSharing {
-		return append(decisions, scheduleFair(s, heads, blockedBy)...)
+		return append(decisions, scheduleFair(s, heads, c)...)
 	}
 	type entry struct {
 		cq string
@@ -65,28 +65,28 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 		if q == nil {
 			continue
 		}
-		if held[q.Name] || (notEligible(s, q, e.wl) == "" && mustBorrow(s, q, e.wl)) {
+		if held[q.Name] {
+			deferred = append(deferred, e)
+			continue
+		}
+		d, borrows := c.decide(s, q, e.wl, true)
+		if borrows {
 			deferred = append(deferred, e)
 			held[q.Name] = q.Strategy == StrictFIFO
 			continue
 		}
-		decisions = append(decisions, decide(s, q, e.wl, blockedBy))
+		decisions = append(decisions, d)
 	}
 	for _, e := range deferred {
-		decisions = append(decisions, decide(s, s.Queue(e.cq), e.wl, blockedBy))
+		d, _ := c.decide(s, s.Queue(e.cq), e.wl, false)
+		decisions = append(decisions, d)
 	}
 	return decisions
 }
 
-// mustBorrow reports whether the workload fits now only by borrowing.
-func mustBorrow(s *Snapshot, q *QueueSnapshot, wl *Workload) bool {
-	_, mode, _ := Assign(s, q, wl)
-	return mode == FitBorrow
-}
-
 // scheduleFair picks, one at a time, the head of the queue that wins the
 // fair-sharing tournament of its cohort tree.
-func scheduleFair(s *Snapshot, heads map[string][]*Workload, blockedBy map[string]string) []Decision {
+func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decision {
 	lists := make(map[string][]*Workload, len(heads))
 	roots := map[*node]bool{}
 	for cq, wls := range heads {
@@ -109,32 +109,64 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, blockedBy map[strin
 		for q := root.pickFair(lists); q != nil; q = root.pickFair(lists) {
 			wl := lists[q.Name][0]
 			lists[q.Name] = lists[q.Name][1:]
-			decisions = append(decisions, decide(s, q, wl, blockedBy))
+			d, _ := c.decide(s, q, wl, false)
+			decisions = append(decisions, d)
 		}
 	}
 	return decisions
 }
 
-func decide(s *Snapshot, q *QueueSnapshot, wl *Workload, blockedBy map[string]string) Decision {
+// cycle is what one scheduling cycle remembers between decisions.
+type cycle struct {
+	// blockedBy maps a StrictFIFO queue to the head that blocks it.
+	blockedBy map[string]string
+	// failed maps a queue and workload shape to the outcome of the first
+	// workload of that shape that did not fit: usage only grows during a
+	// cycle, so later ones of the same shape and no higher priority fail
+	// alike and are not evaluated again.
+	failed map[string]failure
+}
+
+type failure struct {
+	priority int32
+	message  string
+}
+
+// decide admits the workload if it fits, plans preemption if it fits only
+// that way, or says why it waits. With deferBorrowing, a workload that fits
+// only by borrowing is left undecided (true is returned) for the second pass.
+func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowing bool) (Decision, bool) {
 	if msg := notEligible(s, q, wl); msg != "" {
-		return Decision{Workload: wl, Park: true, Message: msg}
+		return Decision{Workload: wl, Park: true, Message: msg}, false
 	}
-	if head, ok := blockedBy[q.Name]; ok {
-		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}
+	if head, ok := c.blockedBy[q.Name]; ok {
+		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}, false
+	}
+	class := q.Name + "/" + wl.shapeKey()
+	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
+		c.block(q, wl)
+		return Decision{Workload: wl, Message: f.message, Park: q.Strategy == BestEffortFIFO}, false
 	}
 	adm, mode, noFit := Assign(s, q, wl)
 	switch mode {
-	case Fit, FitBorrow:
+	case FitBorrow:
+		if deferBorrowing {
+			return Decision{}, true
+		}
+		fallthrough
+	case Fit:
 		q.AddUsage(adm.Usage())
-		return Decision{Workload: wl, Admission: adm}
+		return Decision{Workload: wl, Admission: adm}, false
 	case FitPreempt:
 		if d, ok := preempt(s, q, wl, adm); ok {
-			block(q, wl, blockedBy)
-			return d
+			c.block(q, wl)
+			return d, false
 		}
 	}
-	block(q, wl, blockedBy)
-	return Decision{Workload: wl, Message: "waiting for quota: " + noFit.Message(), Park: q.Strategy == BestEffortFIFO}
+	c.block(q, wl)
+	msg := "waiting for quota: " + noFit.Message()
+	c.failed[class] = failure{priority: wl.Priority, message: msg}
+	return Decision{Workload: wl, Message: msg, Park: q.Strategy == BestEffortFIFO}, false
 }
 
 // preempt plans the preemption that lets wl fit and marks the victims in
@@ -174,9 +206,9 @@ func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) string {
 	return ""
 }
 
-func block(q *QueueSnapshot, wl *Workload, blockedBy map[string]string) {
+func (c *cycle) block(q *QueueSnapshot, wl *Workload) {
 	if q.Strategy == StrictFIFO {
-		blockedBy[q.Name] = wl.Key
+		c.blockedBy[q.Name] = wl.Key
 	}
 }
 

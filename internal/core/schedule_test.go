@@ -98,3 +98,42 @@ func TestScheduleSeesCacheUsage(t *testing.T) {
 		t.Errorf("message %q", ds[0].Message)
 	}
 }
+
+// TestDrain: HoldAndDrain queues evict what they admitted; Hold ones keep it.
+func TestDrain(t *testing.T) {
+	cases := map[string]struct {
+		cqStop    StopPolicy
+		lqStop    StopPolicy
+		wantEvict string
+	}{
+		"running":             {},
+		"cluster queue hold":  {cqStop: Hold},
+		"cluster queue drain": {cqStop: HoldAndDrain, wantEvict: ClusterQueueStopped},
+		"local queue hold":    {lqStop: Hold},
+		"local queue drain":   {lqStop: HoldAndDrain, wantEvict: LocalQueueStopped},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cq := gpuQueue("cq", gpus("a100", 8))
+			cq.Stop = tc.cqStop
+			c := cacheWith([]*ClusterQueue{cq}, "a100")
+			c.SetLocalQueueStop("ns/lq", tc.lqStop)
+			c.AddOrUpdateWorkload(admitted(gpuWl("running", 0, 0, 1, 2), "cq", "a100"))
+			ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("pending", 0, 1, 1, 2)}})
+			var evicted string
+			admittedPending := false
+			for _, d := range ds {
+				if d.Evict != "" {
+					evicted = d.Evict
+				}
+				admittedPending = admittedPending || d.Admission != nil
+			}
+			if evicted != tc.wantEvict {
+				t.Errorf("evicted %q, want %q", evicted, tc.wantEvict)
+			}
+			if stopped := tc.cqStop != Running || tc.lqStop != Running; admittedPending == stopped {
+				t.Errorf("admitted new work = %v with stop policies %v/%v", admittedPending, tc.cqStop, tc.lqStop)
+			}
+		})
+	}
+}
