@@ -13,7 +13,7 @@ func Setup(mgr ctrl.Manager, fairSharing bool) (*State, error) {
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},
-		&CohortReconciler{client: c, state: state},
+		&CohortReconciler{client: c, state: state, fairSharing: fairSharing},
 		&ClusterQueueReconciler{client: c, state: state, fairSharing: fairSharing},
 		&LocalQueueReconciler{client: c, state: state},
 		&WorkloadReconciler{client: c, state: state},

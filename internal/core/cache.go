@@ -106,6 +106,29 @@ func (c *Cache) CohortTreeQueues(cohort string) []string {
 	return out
 }
 
+// CohortShare returns a cohort's DRF share within its parent, in
+// thousandths divided by its weight, and whether the cohort exists.
+func (c *Cache) CohortShare(cohort string) (int64, bool) {
+	n, ok := c.Snapshot().cohorts[cohort]
+	if !ok {
+		return 0, false
+	}
+	return n.share(), true
+}
+
+// AncestorCohorts lists the cohorts above a ClusterQueue, nearest first.
+func (c *Cache) AncestorCohorts(clusterQueue string) []string {
+	q := c.Snapshot().Queue(clusterQueue)
+	if q == nil {
+		return nil
+	}
+	var out []string
+	for n := q.node.parent; n != nil; n = n.parent {
+		out = append(out, n.name)
+	}
+	return out
+}
+
 // CohortQueues lists the ClusterQueues that share quota with the named one
 // (its whole cohort tree), itself included.
 func (c *Cache) CohortQueues(name string) []string {

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -53,6 +54,27 @@ func TestFairSharingConvergesToEqualShares(t *testing.T) {
 		g.Expect(fs).NotTo(BeNil())
 		return fs.WeightedShare
 	}, framework.Timeout, framework.Interval).Should(BeEquivalentTo(500), "b borrows 4 of the pool's 8: a share of 500‰")
+}
+
+// TestCohortStatusShowsItsShare: a cohort under a parent reports the share
+// of the parent's pool its subtree borrows.
+func TestCohortStatusShowsItsShare(t *testing.T) {
+	env.StartManager(t, func(c *configv1beta1.Configuration) { c.FairSharing.Enable = true })
+	w := newWorld(t)
+	parent := MakeCohort("parent-"+w.ns, "")
+	parent.Spec.ResourceGroups = []musterv1beta1.ResourceGroup{MakeResourceGroup(MakeFlavorQuotas(w.flavor).Resource(gpu, "8").Obj())}
+	child := MakeCohort(w.cohort, parent.Name)
+	env.CreateAll(t, parent, child)
+	w.queue(t, "a", "0")
+	j := w.job("borrower", "a", "2")
+	create(t, j)
+	running(t, j)
+	NewWithT(t).Eventually(func(g Gomega) int64 {
+		var co musterv1beta1.Cohort
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(child), &co)).To(Succeed())
+		g.Expect(co.Status.FairSharing).NotTo(BeNil())
+		return co.Status.FairSharing.WeightedShare
+	}, framework.Timeout, framework.Interval).Should(BeEquivalentTo(250), "2 of the parent's 8")
 }
 
 func objects(jobs []*batchv1.Job) []client.Object {
