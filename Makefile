@@ -63,8 +63,20 @@ test-integration: envtest-assets ## Run integration tests against a real kube-ap
 	go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./test/integration/...
 
 .PHONY: envtest-assets
-envtest-assets: ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
-	@hack/build-k8s.sh $(K8S_BIN) etcd kube-apiserver kubectl
+envtest-assets: job-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
+	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl
+
+# The CRDs of the job kinds Muster integrates with, taken from the module
+# cache at the versions go.mod pins (nothing is downloaded but modules):
+#   github.com/kubeflow/training-operator  manifests/base/crds/kubeflow.org_pytorchjobs.yaml
+#   github.com/ray-project/kuberay/ray-operator  config/crd/bases/ray.io_rayclusters.yaml
+JOB_CRDS ?= $(BIN)/crds
+.PHONY: job-crds
+job-crds: ## Copy the PyTorchJob and RayCluster CRDs from the module cache into bin/crds.
+	@mkdir -p $(JOB_CRDS)/pytorchjob $(JOB_CRDS)/raycluster
+	@go mod download github.com/kubeflow/training-operator github.com/ray-project/kuberay/ray-operator
+	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" $(JOB_CRDS)/pytorchjob/
+	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)/config/crd/bases/ray.io_rayclusters.yaml" $(JOB_CRDS)/raycluster/
 
 ##@ Build
 

@@ -6,6 +6,11 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
+
+	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	"k8s.io/utils/clock"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -19,6 +24,7 @@ import (
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	corecontrollers "github.com/musterhq/muster/controllers/core"
+	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/webhooks"
 )
@@ -28,6 +34,7 @@ func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme,
+		kftraining.AddToScheme, rayv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -36,10 +43,30 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// Option adjusts how NewManager builds the manager.
+type Option func(*options)
+
+type options struct {
+	clock  clock.Clock
+	tweaks []func(*ctrl.Options)
+}
+
+// WithClock sets the time source of the controllers (tests).
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithManagerOptions adjusts controller-runtime's manager options (tests run
+// several managers in one process).
+func WithManagerOptions(f func(*ctrl.Options)) Option {
+	return func(o *options) { o.tweaks = append(o.tweaks, f) }
+}
+
 // NewManager builds a manager from a defaulted configuration and registers
-// Muster's controllers, webhooks and probes on it. Tweaks adjust the
-// manager's options (tests run several managers in one process).
-func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, tweaks ...func(*ctrl.Options)) (manager.Manager, error) {
+// Muster's controllers, webhooks and probes on it.
+func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts ...Option) (manager.Manager, error) {
+	o := options{clock: clock.RealClock{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -47,11 +74,11 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, tweak
 	rc := rest.CopyConfig(restConfig)
 	rc.QPS = *cfg.ClientConnection.QPS
 	rc.Burst = int(*cfg.ClientConnection.Burst)
-	opts := managerOptions(scheme, cfg)
-	for _, t := range tweaks {
-		t(&opts)
+	mgrOpts := managerOptions(scheme, cfg)
+	for _, t := range o.tweaks {
+		t(&mgrOpts)
 	}
-	mgr, err := ctrl.NewManager(rc, opts)
+	mgr, err := ctrl.NewManager(rc, mgrOpts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
@@ -63,7 +90,7 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, tweak
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
 		return nil, err
 	}
-	if err := Setup(mgr, cfg); err != nil {
+	if err := Setup(mgr, cfg, o.clock); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -105,14 +132,32 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Setup registers Muster's controllers and webhooks on a manager.
-func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration) error {
+func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Clock) error {
 	if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
 		return fmt.Errorf("setting up webhooks: %w", err)
 	}
-	if _, err := corecontrollers.Setup(mgr, cfg.FairSharing.Enable); err != nil {
+	wfpr := cfg.WaitForPodsReady
+	coreOpts := corecontrollers.Options{
+		FairSharing:    cfg.FairSharing.Enable,
+		BlockAdmission: wfpr.Enable && *wfpr.BlockAdmission,
+		Clock:          clk,
+	}
+	if _, err := corecontrollers.Setup(mgr, coreOpts); err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
 	}
-	if err := jobs.Setup(context.Background(), mgr, cfg); err != nil {
+	jobOpts := jobframework.Options{
+		AcceptKueueQueueLabel: *cfg.Integrations.AcceptKueueQueueLabel,
+		ManagerNamespace:      *cfg.Namespace,
+		Clock:                 clk,
+		PodsReady: jobframework.PodsReadyOptions{
+			Enable:       wfpr.Enable,
+			Timeout:      wfpr.Timeout.Duration,
+			BackoffBase:  time.Duration(*wfpr.RequeuingStrategy.BackoffBaseSeconds) * time.Second,
+			BackoffMax:   time.Duration(*wfpr.RequeuingStrategy.BackoffMaxSeconds) * time.Second,
+			BackoffLimit: wfpr.RequeuingStrategy.BackoffLimitCount,
+		},
+	}
+	if err := jobs.Setup(context.Background(), mgr, cfg, jobOpts); err != nil {
 		return fmt.Errorf("setting up the job integrations: %w", err)
 	}
 	return nil

@@ -187,6 +187,7 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil {
 			out.AdmittedAt = c.LastTransitionTime.Time
 		}
+		out.PodsReady = meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady)
 	}
 	return out
 }

@@ -86,7 +86,7 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 		s.state.applyLocalQueue(&lqs.Items[i])
 	}
 	for i := range wls.Items {
-		s.state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace])
+		s.state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], s.clock.Now())
 	}
 	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
 		"localQueues", len(lqs.Items), "workloads", len(wls.Items))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -55,7 +56,7 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 	})
 	state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
 		Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq"}})
-	state.applyWorkload(wl, nil)
+	state.applyWorkload(wl, nil, time.Now())
 
 	s := &Scheduler{client: c, reader: c, state: state, recorder: events.NewFakeRecorder(10), clock: clocktesting.NewFakeClock(wl.CreationTimestamp.Time)}
 	s.cycle(context.Background())

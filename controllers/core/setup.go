@@ -5,18 +5,29 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
+// Options are the component-config switches of the core controllers.
+type Options struct {
+	FairSharing bool
+	// BlockAdmission admits nothing while an admitted workload's pods are
+	// not all ready (waitForPodsReady.blockAdmission).
+	BlockAdmission bool
+	Clock          clock.Clock
+}
+
 // Setup registers the core controllers and the scheduler on a manager and
 // returns the state they share.
-func Setup(mgr ctrl.Manager, fairSharing bool) (*State, error) {
+func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
+	fairSharing := opts.FairSharing
 	state := NewState()
 	state.Cache.SetFairSharing(fairSharing)
+	state.Cache.SetBlockAdmission(opts.BlockAdmission)
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},
 		&CohortReconciler{client: c, state: state, fairSharing: fairSharing},
 		&ClusterQueueReconciler{client: c, state: state, fairSharing: fairSharing},
 		&LocalQueueReconciler{client: c, state: state},
-		&WorkloadReconciler{client: c, state: state},
+		&WorkloadReconciler{client: c, state: state, clock: opts.Clock},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
@@ -28,7 +39,7 @@ func Setup(mgr ctrl.Manager, fairSharing bool) (*State, error) {
 		reader:   mgr.GetCache(),
 		state:    state,
 		recorder: mgr.GetEventRecorder("muster-scheduler"),
-		clock:    clock.RealClock{},
+		clock:    opts.Clock,
 	})
 	return state, err
 }

@@ -62,18 +62,26 @@ func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
 }
 
 // applyWorkload puts a workload where its status says it belongs: holding
-// quota in the cache, pending in the queues, or nowhere once finished.
-func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) {
+// quota in the cache, pending in the queues, or nowhere once finished. A
+// workload requeued with a backoff is kept out of the queues until its
+// requeue time, which is returned (zero otherwise).
+func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string, now time.Time) time.Time {
 	key := wl.Namespace + "/" + wl.Name
 	switch {
 	case isFinished(wl) || !wl.DeletionTimestamp.IsZero():
 		s.forgetWorkload(key)
 	case wl.Status.Admission != nil:
-		s.Cache.AddOrUpdateWorkload(toWorkload(wl, namespaceLabels))
+		if s.Cache.AddOrUpdateWorkload(toWorkload(wl, namespaceLabels)) {
+			s.Queues.Unpark() // admission may have waited for these pods
+		}
 		s.Queues.Delete(key)
 	case !isActive(wl):
 		s.Queues.Delete(key)
 		s.release(s.Cache.ReleaseConfirmed(key))
+	case requeueAt(wl).After(now):
+		s.Queues.Delete(key)
+		s.release(s.Cache.ReleaseConfirmed(key))
+		return requeueAt(wl)
 	default:
 		s.release(s.Cache.ReleaseConfirmed(key))
 		// A workload the scheduler just assumed is not queued again: the
@@ -82,6 +90,7 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 			s.Queues.AddOrUpdate(toWorkload(wl, namespaceLabels))
 		}
 	}
+	return time.Time{}
 }
 
 // forgetWorkload drops a deleted or finished workload and frees its quota.
@@ -107,3 +116,11 @@ func (s *State) refreshClusterQueues(names ...string) {
 }
 
 func keyOf(nn types.NamespacedName) string { return nn.Namespace + "/" + nn.Name }
+
+// requeueAt is when a workload evicted with a backoff may be queued again.
+func requeueAt(wl *musterv1beta1.Workload) time.Time {
+	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
+		return rs.RequeueAt.Time
+	}
+	return time.Time{}
+}

@@ -3,6 +3,9 @@ package core
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"k8s.io/utils/clock"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -30,6 +33,7 @@ import (
 type WorkloadReconciler struct {
 	client client.Client
 	state  *State
+	clock  clock.PassiveClock
 }
 
 // Reconcile applies one Workload to the core.
@@ -46,7 +50,11 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.client.Get(ctx, client.ObjectKey{Name: wl.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
 	}
-	r.state.applyWorkload(&wl, ns.Labels)
+	now := r.clock.Now()
+	if until := r.state.applyWorkload(&wl, ns.Labels, now); !until.IsZero() {
+		msg := fmt.Sprintf("Waiting for the requeue backoff to end at %s", until.UTC().Format(time.RFC3339))
+		return ctrl.Result{RequeueAfter: until.Sub(now)}, setPending(ctx, r.client, &wl, "Backoff", msg)
+	}
 	if wl.Status.Admission == nil && !isFinished(&wl) && isActive(&wl) {
 		return ctrl.Result{}, r.reportMissingQueue(ctx, &wl)
 	}

@@ -4,6 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+	"time"
+
+	"k8s.io/utils/clock"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,6 +33,22 @@ type Options struct {
 	AcceptKueueQueueLabel bool
 	// ManagerNamespace is skipped by the job webhooks.
 	ManagerNamespace string
+	// PodsReady configures waitForPodsReady.
+	PodsReady PodsReadyOptions
+	// Clock is the time source; tests inject a fake one.
+	Clock clock.Clock
+}
+
+// PodsReadyOptions is waitForPodsReady: an admitted job whose pods are not
+// all ready within Timeout is evicted and requeued after a backoff.
+type PodsReadyOptions struct {
+	Enable  bool
+	Timeout time.Duration
+	// BackoffBase is the first requeue delay; it doubles up to BackoffMax.
+	BackoffBase, BackoffMax time.Duration
+	// BackoffLimit deactivates the workload after this many requeues; nil
+	// requeues forever.
+	BackoffLimit *int32
 }
 
 // Excluded reports whether Muster leaves the jobs of a namespace alone: the

@@ -72,6 +72,12 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if msg, succeeded, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, job, wl, msg, succeeded)
 	}
+	if wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) && !job.IsSuspended() {
+		// The job runs again after its workload finished (a RayCluster
+		// resumed by its user): it needs quota anew.
+		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", wl.Name)
+		return ctrl.Result{}, client.IgnoreNotFound(r.client.Delete(ctx, wl))
+	}
 	if wl == nil {
 		return ctrl.Result{}, r.createWorkload(ctx, job, queue)
 	}
@@ -84,7 +90,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if job.IsSuspended() {
 		return ctrl.Result{}, r.start(ctx, job, wl)
 	}
-	return ctrl.Result{}, nil
+	return r.watchPodsReady(ctx, job, wl)
 }
 
 // workloadOf returns the job's Workload, or nil, and deletes workloads left
@@ -279,10 +285,14 @@ func (r *Reconciler[T]) requeue(ctx context.Context, wl *musterv1beta1.Workload)
 		msg = "Requeued after eviction: " + c.Message
 	}
 	wl.Status.Admission = nil
+	requeued := metav1.Condition{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonEvicted, Message: msg}
+	if wl.Spec.Active != nil && !*wl.Spec.Active {
+		requeued.Status, requeued.Reason = metav1.ConditionFalse, ReasonDeactivated
+	}
 	for _, c := range []metav1.Condition{
 		{Type: musterv1beta1.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonPending, Message: msg},
 		{Type: musterv1beta1.WorkloadAdmitted, Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonEvicted, Message: msg},
-		{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonEvicted, Message: msg},
+		requeued,
 	} {
 		c.ObservedGeneration = wl.Generation
 		meta.SetStatusCondition(&wl.Status.Conditions, c)

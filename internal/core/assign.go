@@ -21,6 +21,9 @@ type NoFit struct {
 	// Never is true when the workload cannot fit even in an empty queue, so
 	// waiting will not help (a resource not covered, a request above quota).
 	Never bool
+	// Totals is what the whole workload requests of the resources short,
+	// when it has several pod sets.
+	Totals Requests
 }
 
 // Reason is why one flavor was rejected. It is formatted only when a
@@ -53,7 +56,15 @@ func (n *NoFit) Message() string {
 	for i, r := range n.Reasons {
 		parts[i] = r.String()
 	}
-	return fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(parts, "; "))
+	msg := fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(parts, "; "))
+	if len(n.Totals) > 0 {
+		var totals []string
+		for _, res := range sortedKeys(n.Totals) {
+			totals = append(totals, Format(res, n.Totals[res])+" "+res)
+		}
+		msg += "; the whole workload needs " + strings.Join(totals, ", ")
+	}
+	return msg
 }
 
 // FitMode says how a workload fits a flavor, from worst to best.
@@ -86,7 +97,7 @@ func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *
 	for i := range wl.PodSets {
 		psa, psMode, noFit := assignPodSet(s, q, &wl.PodSets[i], taken)
 		if psMode == Unfit {
-			return nil, Unfit, noFit
+			return nil, Unfit, withTotals(noFit, q.ClusterQueue, wl)
 		}
 		if psMode < mode {
 			mode, why = psMode, noFit
@@ -96,7 +107,25 @@ func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *
 		}
 		adm.PodSets = append(adm.PodSets, *psa)
 	}
-	return adm, mode, why
+	return adm, mode, withTotals(why, q.ClusterQueue, wl)
+}
+
+// withTotals adds to the explanation of a workload of several pod sets what
+// it requests in all of each resource found short.
+func withTotals(n *NoFit, cq *ClusterQueue, wl *Workload) *NoFit {
+	if n == nil || len(wl.PodSets) < 2 {
+		return n
+	}
+	n.Totals = Requests{}
+	for _, r := range n.Reasons {
+		if r.Resource == "" {
+			continue
+		}
+		for i := range wl.PodSets {
+			n.Totals[r.Resource] += podSetTotal(cq, &wl.PodSets[i])[r.Resource]
+		}
+	}
+	return n
 }
 
 func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage) (*PodSetAssignment, FitMode, *NoFit) {

@@ -156,3 +156,21 @@ func TestAssignCountsEarlierPodSets(t *testing.T) {
 		t.Errorf("usage = %v", u)
 	}
 }
+
+// TestMessageNamesTheWholeWorkload: a master and 15 workers of 1 GPU each
+// against 8 GPUs: the message says the workload needs 16.
+func TestMessageNamesTheWholeWorkload(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8))}, "a100")
+	s := c.Snapshot()
+	w := &Workload{Key: "ns/w", PodSets: []PodSet{
+		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 1000}},
+		{Name: "worker", Count: 15, Requests: Requests{"nvidia.com/gpu": 1000}},
+	}}
+	_, mode, noFit := Assign(s, s.Queue("cq"), w)
+	if mode != Unfit {
+		t.Fatal("admitted 16 GPUs into 8")
+	}
+	if msg := noFit.Message(); !strings.Contains(msg, "the whole workload needs 16 nvidia.com/gpu") {
+		t.Errorf("message %q", msg)
+	}
+}

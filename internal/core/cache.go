@@ -25,6 +25,9 @@ type Cache struct {
 	// lqStop holds the stop policy of stopped LocalQueues (namespace/name).
 	lqStop      map[string]StopPolicy
 	fairSharing bool
+	// blockAdmission admits nothing while an admitted workload's pods are
+	// not all ready (waitForPodsReady.blockAdmission).
+	blockAdmission bool
 }
 
 type cachedWorkload struct {
@@ -51,6 +54,13 @@ func (c *Cache) SetFairSharing(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fairSharing = on
+}
+
+// SetBlockAdmission turns waitForPodsReady's blockAdmission on or off.
+func (c *Cache) SetBlockAdmission(on bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.blockAdmission = on
 }
 
 // UpsertCohort adds or replaces a Cohort object's quota, parent and weight.
@@ -212,12 +222,17 @@ func (c *Cache) Forget(key string) {
 	}
 }
 
-// AddOrUpdateWorkload records a workload the API shows holding quota.
-func (c *Cache) AddOrUpdateWorkload(wl *Workload) {
+// AddOrUpdateWorkload records a workload the API shows holding quota. It
+// reports whether the workload's pods just became ready, which may unblock
+// admission.
+func (c *Cache) AddOrUpdateWorkload(wl *Workload) (becameReady bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	old, ok := c.workloads[wl.Key]
+	becameReady = wl.PodsReady && (!ok || !old.wl.PodsReady)
 	c.remove(wl.Key)
 	c.add(wl, false)
+	return becameReady
 }
 
 // DeleteWorkload releases a workload's quota. It returns the ClusterQueue
@@ -366,6 +381,9 @@ func (c *Cache) Snapshot() *Snapshot {
 		lqStop:      make(map[string]StopPolicy, len(c.lqStop)),
 		fairSharing: c.fairSharing,
 	}
+	if c.blockAdmission {
+		s.notReady = c.notReady()
+	}
 	for name, f := range c.flavors {
 		s.flavors[name] = f
 	}
@@ -427,6 +445,19 @@ func (c *Cache) copyWorkloads(s *Snapshot) {
 			}
 		}
 	}
+}
+
+// notReady lists the admitted workloads whose pods are not all ready yet
+// (evicting ones excluded: they are going away).
+func (c *Cache) notReady() []string {
+	var keys []string
+	for key, cw := range c.workloads {
+		if !cw.wl.PodsReady && !cw.wl.Evicting {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // cohortNode returns the snapshot's node of a cohort, creating it (with the

@@ -233,6 +233,9 @@ type Workload struct {
 	NamespaceLabels map[string]string
 	// Admission is set while the workload holds quota.
 	Admission *Admission
+	// PodsReady is true when all the admitted workload's pods are ready
+	// (tracked only with waitForPodsReady).
+	PodsReady bool
 	// AdmittedAt is when the quota was reserved; preemption takes the most
 	// recently admitted first, losing the least work.
 	AdmittedAt time.Time

@@ -139,6 +139,10 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	if msg := notEligible(s, q, wl); msg != "" {
 		return Decision{Workload: wl, Park: true, Message: msg}, false
 	}
+	if len(s.notReady) > 0 {
+		return Decision{Workload: wl, Park: true, Message: fmt.Sprintf(
+			"waiting for the pods of admitted workload %s to be ready (waitForPodsReady.blockAdmission)", s.notReady[0])}, false
+	}
 	if head, ok := c.blockedBy[q.Name]; ok {
 		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}, false
 	}

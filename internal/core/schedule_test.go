@@ -137,3 +137,22 @@ func TestDrain(t *testing.T) {
 		})
 	}
 }
+
+// TestBlockAdmission: nothing is admitted while an admitted workload's pods
+// are not ready; then admissions go on.
+func TestBlockAdmission(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8))}, "a100")
+	c.SetBlockAdmission(true)
+	starting := admitted(gpuWl("starting", 0, 0, 1, 2), "cq", "a100")
+	c.AddOrUpdateWorkload(starting)
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("next", 0, 1, 1, 2)}})
+	if ds[0].Admission != nil || !strings.Contains(ds[0].Message, "ns/starting to be ready") {
+		t.Fatalf("admitted while another was not ready: %+v", ds[0])
+	}
+	ready := *starting
+	ready.PodsReady = true
+	c.AddOrUpdateWorkload(&ready)
+	if ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("next", 0, 1, 1, 2)}}); ds[0].Admission == nil {
+		t.Fatalf("not admitted once the first was ready: %s", ds[0].Message)
+	}
+}

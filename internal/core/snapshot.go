@@ -13,6 +13,9 @@ type Snapshot struct {
 	lqStop map[string]StopPolicy
 	// fairSharing orders admissions and preemptions by DRF shares.
 	fairSharing bool
+	// notReady lists admitted workloads not ready yet, when admission is
+	// blocked until they are.
+	notReady []string
 }
 
 // QueueSnapshot is a ClusterQueue, its admitted workloads and its place in

@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"time"
 
+	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -36,8 +38,9 @@ type Options struct {
 	// Webhooks installs Muster's webhook configurations, pointing at the
 	// manager the test starts.
 	Webhooks bool
-	// ExtraCRDDirs are further CRD directories to install (job kinds).
-	ExtraCRDDirs []string
+	// JobCRDs names the job kinds whose CRDs to install, from bin/crds
+	// (`make job-crds`): "pytorchjob", "raycluster".
+	JobCRDs []string
 }
 
 // Env is a running API server with Muster's CRDs installed.
@@ -60,7 +63,7 @@ func NewScheme() *k8sruntime.Scheme {
 	s := k8sruntime.NewScheme()
 	for _, add := range []func(*k8sruntime.Scheme) error{
 		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme,
-		apiextensionsv1.AddToScheme,
+		apiextensionsv1.AddToScheme, kftraining.AddToScheme, rayv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
@@ -78,10 +81,11 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	root := RepoRoot()
-	te := &envtest.Environment{
-		CRDDirectoryPaths:     append([]string{filepath.Join(root, "config", "crd", "bases")}, opts.ExtraCRDDirs...),
-		ErrorIfCRDPathMissing: true,
+	crdDirs := []string{filepath.Join(root, "config", "crd", "bases")}
+	for _, kind := range opts.JobCRDs {
+		crdDirs = append(crdDirs, JobCRDDir(kind))
 	}
+	te := &envtest.Environment{CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: true}
 	if opts.Webhooks {
 		mutating, validating, err := kustomizeWebhooks(filepath.Join(root, "config", "webhook"))
 		if err != nil {
@@ -109,6 +113,15 @@ func Start(opts Options) (*Env, error) {
 		return nil, err
 	}
 	return &Env{Config: cfg, Client: c, Scheme: scheme, testEnv: te}, nil
+}
+
+// JobCRDDir is where `make job-crds` puts a job kind's CRD.
+func JobCRDDir(kind string) string { return filepath.Join(RepoRoot(), "bin", "crds", kind) }
+
+// InstallCRDs installs CRDs from a directory into the running API server.
+func (e *Env) InstallCRDs(dir string) error {
+	_, err := envtest.InstallCRDs(e.Config, envtest.CRDInstallOptions{Paths: []string{dir}, ErrorIfPathMissing: true})
+	return err
 }
 
 // Stop stops the API server and etcd.

@@ -71,11 +71,11 @@ func (e *Env) StartManagerE(mutate ...func(*configv1beta1.Configuration)) (*Mana
 	for _, m := range mutate {
 		m(cfg)
 	}
-	mgr, err := controllers.NewManager(e.Config, cfg, func(o *ctrl.Options) {
+	mgr, err := controllers.NewManager(e.Config, cfg, controllers.WithManagerOptions(func(o *ctrl.Options) {
 		// Several managers run in one test process, one after another or
 		// side by side; their controllers share names.
 		o.Controller.SkipNameValidation = ptr.To(true)
-	})
+	}))
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds Kubernetes control-plane binaries from Go modules into a bin directory.
 #
-#   hack/build-k8s.sh OUTDIR NAME...
+#   hack/build-tools.sh OUTDIR NAME...
 #
-# NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler kubectl.
+# NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler
+# kubectl kwok training-operator kuberay-operator.
 # Each binary is rebuilt only when the pinned module files (go.mod/go.sum of its
 # tools module) change: OUTDIR/.NAME.pin records the hash it was built from.
 # Nothing is downloaded except modules from the Go module proxy.
@@ -31,6 +32,9 @@ build() {
   case "$name" in
     etcd) module=etcd; pkg=. ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) module=k8s; pkg=k8s.io/kubernetes/cmd/$name ;;
+    kwok) module=kwok; pkg=sigs.k8s.io/kwok/cmd/kwok ;;
+    training-operator) module=training-operator; pkg=github.com/kubeflow/training-operator/cmd/training-operator.v1 ;;
+    kuberay-operator) module=kuberay; pkg=github.com/ray-project/kuberay/ray-operator ;;
     *) echo "unknown binary: $name" >&2; exit 2 ;;
   esac
   pin=$(pin_of "$module")

@@ -1,0 +1,122 @@
+package jobframework
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// Reasons of waitForPodsReady.
+const (
+	ReasonPodsReadyTimeout = "PodsReadyTimeout"
+	ReasonWaitingForPods   = "WaitingForPods"
+	ReasonDeactivated      = "RequeuingLimitExceeded"
+)
+
+// watchPodsReady keeps a running job's PodsReady condition up to date and,
+// when its pods are not all ready within the timeout after admission,
+// evicts it: the job is stopped and its workload requeued after a backoff,
+// or deactivated past the backoff limit. It is the guard against the last
+// deadlock: quota admitted, but the pods cannot all start.
+func (r *Reconciler[T]) watchPodsReady(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) (ctrl.Result, error) {
+	o := r.opts.PodsReady
+	if !o.Enable {
+		return ctrl.Result{}, nil
+	}
+	ready := job.PodsReady()
+	if err := r.setPodsReady(ctx, wl, ready); err != nil || ready {
+		return ctrl.Result{}, err
+	}
+	admitted := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted)
+	if admitted == nil {
+		return ctrl.Result{}, nil
+	}
+	if left := admitted.LastTransitionTime.Add(o.Timeout).Sub(r.opts.Clock.Now()); left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	return ctrl.Result{}, r.evictForPodsReady(ctx, wl)
+}
+
+// setPodsReady writes the PodsReady condition when it changed.
+func (r *Reconciler[T]) setPodsReady(ctx context.Context, wl *musterv1beta1.Workload, ready bool) error {
+	cond := metav1.Condition{Type: musterv1beta1.WorkloadPodsReady, Status: metav1.ConditionFalse,
+		Reason: ReasonWaitingForPods, Message: "Not all pods are ready yet", ObservedGeneration: wl.Generation}
+	if ready {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, musterv1beta1.ReasonReady, "All pods are ready"
+	}
+	if c := meta.FindStatusCondition(wl.Status.Conditions, cond.Type); c != nil && c.Status == cond.Status {
+		return nil
+	}
+	orig := wl.DeepCopy()
+	cond.LastTransitionTime = metav1.NewTime(r.opts.Clock.Now())
+	meta.SetStatusCondition(&wl.Status.Conditions, cond)
+	return r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// evictForPodsReady evicts the workload with a requeue backoff, or
+// deactivates it past the limit.
+func (r *Reconciler[T]) evictForPodsReady(ctx context.Context, wl *musterv1beta1.Workload) error {
+	o := r.opts.PodsReady
+	now := r.opts.Clock.Now()
+	count := int32(1)
+	if rs := wl.Status.RequeueState; rs != nil && rs.Count != nil {
+		count = *rs.Count + 1
+	}
+	if o.BackoffLimit != nil && count > *o.BackoffLimit {
+		return r.deactivate(ctx, wl, count-1)
+	}
+	delay := Backoff(o.BackoffBase, o.BackoffMax, count)
+	orig := wl.DeepCopy()
+	msg := fmt.Sprintf("Not all pods were ready within %s of admission; requeued in %s (requeue %d)", o.Timeout, delay, count)
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
+		Reason: ReasonPodsReadyTimeout, Message: msg, ObservedGeneration: wl.Generation, LastTransitionTime: metav1.NewTime(now)})
+	wl.Status.RequeueState = &musterv1beta1.RequeueState{Count: ptr.To(count), RequeueAt: &metav1.Time{Time: now.Add(delay)}}
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	r.recorder.Eventf(wl, nil, "Warning", ReasonPodsReadyTimeout, "Evict", msg)
+	log.FromContext(ctx).Info("Evicted workload whose pods were not ready in time", "workload", wl.Name, "requeues", count, "backoff", delay)
+	return nil
+}
+
+// deactivate takes a workload out of its queue for good (spec.active=false)
+// after too many PodsReady timeouts; its job is stopped and stays
+// suspended until a user reactivates it.
+func (r *Reconciler[T]) deactivate(ctx context.Context, wl *musterv1beta1.Workload, requeues int32) error {
+	if wl.Spec.Active != nil && !*wl.Spec.Active {
+		return nil
+	}
+	msg := fmt.Sprintf("Deactivated: pods were not ready in time after %d requeues (waitForPodsReady.requeuingStrategy.backoffLimitCount)", requeues)
+	orig := wl.DeepCopy()
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
+		Reason: ReasonDeactivated, Message: msg, ObservedGeneration: wl.Generation})
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	wl.Spec.Active = ptr.To(false)
+	if err := r.client.Update(ctx, wl); err != nil {
+		return err
+	}
+	r.recorder.Eventf(wl, nil, "Warning", ReasonDeactivated, "Deactivate", msg)
+	log.FromContext(ctx).Info("Deactivated workload", "workload", wl.Name, "requeues", requeues)
+	return nil
+}
+
+// Backoff is the requeue delay after the n-th PodsReady timeout: base
+// doubled n-1 times, at most max.
+func Backoff(base, maxDelay time.Duration, n int32) time.Duration {
+	d := base
+	for i := int32(1); i < n && d < maxDelay; i++ {
+		d *= 2
+	}
+	return min(d, maxDelay)
+}

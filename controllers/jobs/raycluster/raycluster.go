@@ -1,0 +1,132 @@
+// Package raycluster adapts KubeRay's RayCluster to Muster's generic job
+// machinery: one pod set for the head, one per worker group.
+package raycluster
+
+import (
+	"fmt"
+	"strings"
+
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+)
+
+// +kubebuilder:webhook:path=/mutate-ray-io-v1-raycluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayclusters,verbs=create,versions=v1,name=mraycluster.muster.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-ray-io-v1-raycluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayclusters,verbs=update,versions=v1,name=vraycluster.muster.dev,admissionReviewVersions=v1
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=get
+
+// startedAnnotation marks a RayCluster Muster unsuspended. A RayCluster
+// never finishes on its own; one that carries the mark and is suspended was
+// suspended by its user, which ends its workload.
+const startedAnnotation = "muster.dev/started"
+
+const headPodSet = "head"
+
+// Kind is RayCluster for the generic reconciler and webhook.
+var Kind = jobframework.Kind[*rayv1.RayCluster]{
+	Framework: "ray.io/raycluster",
+	GVK:       rayv1.GroupVersion.WithKind("RayCluster"),
+	New:       func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
+	Adapt:     func(c *rayv1.RayCluster) jobframework.GenericJob { return (*Cluster)(c) },
+}
+
+// Cluster is a RayCluster as a GenericJob.
+type Cluster rayv1.RayCluster
+
+var _ jobframework.GenericJob = (*Cluster)(nil)
+
+func (c *Cluster) Object() client.Object { return (*rayv1.RayCluster)(c) }
+
+func (c *Cluster) IsSuspended() bool { return ptr.Deref(c.Spec.Suspend, false) }
+
+// Suspend suspends the cluster on Muster's behalf, dropping the started
+// mark: only a suspension by the user keeps it.
+func (c *Cluster) Suspend() {
+	delete(c.Annotations, startedAnnotation)
+	c.Spec.Suspend = ptr.To(true)
+}
+
+func workerPodSet(group string) string { return "worker-" + strings.ToLower(group) }
+
+// workers is the pod count of a worker group: replicas within [min, max],
+// times the hosts per replica.
+func workers(g *rayv1.WorkerGroupSpec) int32 {
+	n := ptr.Deref(g.Replicas, ptr.Deref(g.MinReplicas, 0))
+	if g.MinReplicas != nil && n < *g.MinReplicas {
+		n = *g.MinReplicas
+	}
+	if g.MaxReplicas != nil && n > *g.MaxReplicas {
+		n = *g.MaxReplicas
+	}
+	return n * max(g.NumOfHosts, 1)
+}
+
+func (c *Cluster) PodSets() []musterv1beta1.PodSet {
+	out := []musterv1beta1.PodSet{{Name: headPodSet, Count: 1, Template: *c.Spec.HeadGroupSpec.Template.DeepCopy()}}
+	for i := range c.Spec.WorkerGroupSpecs {
+		g := &c.Spec.WorkerGroupSpecs[i]
+		out = append(out, musterv1beta1.PodSet{Name: workerPodSet(g.GroupName), Count: workers(g), Template: *g.Template.DeepCopy()})
+	}
+	return out
+}
+
+func (c *Cluster) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
+	for i := range infos {
+		spec := c.podSpec(infos[i].Name)
+		if spec == nil {
+			return fmt.Errorf("RayCluster %s has no group for pod set %s", c.Name, infos[i].Name)
+		}
+		if err := infos[i].Merge(spec); err != nil {
+			return err
+		}
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[startedAnnotation] = "true"
+	c.Spec.Suspend = ptr.To(false)
+	return nil
+}
+
+func (c *Cluster) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
+	_, changed := c.Annotations[startedAnnotation]
+	delete(c.Annotations, startedAnnotation)
+	for i := range infos {
+		if spec := c.podSpec(infos[i].Name); spec != nil {
+			changed = infos[i].Restore(spec) || changed
+		}
+	}
+	return changed
+}
+
+func (c *Cluster) podSpec(podSet string) *corev1.PodSpec {
+	if podSet == headPodSet {
+		return &c.Spec.HeadGroupSpec.Template.Spec
+	}
+	for i := range c.Spec.WorkerGroupSpecs {
+		if workerPodSet(c.Spec.WorkerGroupSpecs[i].GroupName) == podSet {
+			return &c.Spec.WorkerGroupSpecs[i].Template.Spec
+		}
+	}
+	return nil
+}
+
+// Finished: a RayCluster runs until deleted. One that Muster started and
+// its user then suspended is done with its quota.
+func (c *Cluster) Finished() (string, bool, bool) {
+	if _, started := c.Annotations[startedAnnotation]; started && c.IsSuspended() {
+		return "RayCluster suspended by its user", true, true
+	}
+	return "", false, false
+}
+
+func (c *Cluster) PodsReady() bool { return c.Status.State == rayv1.Ready }
+
+func (c *Cluster) IsActive() bool {
+	return c.Status.ReadyWorkerReplicas > 0 || c.Status.AvailableWorkerReplicas > 0 || c.Status.Head.PodName != ""
+}

@@ -1,0 +1,96 @@
+package builder
+
+import (
+	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// PyTorchJobBuilder builds a Kubeflow PyTorchJob.
+type PyTorchJobBuilder struct{ job kftraining.PyTorchJob }
+
+// MakePyTorchJob starts a PyTorchJob with one master and no workers.
+func MakePyTorchJob(name, namespace string) *PyTorchJobBuilder {
+	b := &PyTorchJobBuilder{job: kftraining.PyTorchJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: kftraining.PyTorchJobSpec{
+			RunPolicy:           kftraining.RunPolicy{},
+			PyTorchReplicaSpecs: map[kftraining.ReplicaType]*kftraining.ReplicaSpec{},
+		},
+	}}
+	return b.Replicas(kftraining.PyTorchJobReplicaTypeMaster, 1)
+}
+
+// Queue labels the job with Muster's queue label.
+func (b *PyTorchJobBuilder) Queue(name string) *PyTorchJobBuilder {
+	b.job.Labels = map[string]string{musterv1beta1.QueueNameLabel: name}
+	return b
+}
+
+// Replicas sets the replica count of a replica type.
+func (b *PyTorchJobBuilder) Replicas(rt kftraining.ReplicaType, n int32) *PyTorchJobBuilder {
+	spec := b.job.Spec.PyTorchReplicaSpecs[rt]
+	if spec == nil {
+		ps := podSpec()
+		ps.Containers[0].Name = "pytorch" // the operator's container name
+		spec = &kftraining.ReplicaSpec{Template: corev1.PodTemplateSpec{Spec: ps}, RestartPolicy: kftraining.RestartPolicyNever}
+		b.job.Spec.PyTorchReplicaSpecs[rt] = spec
+	}
+	spec.Replicas = ptr.To(n)
+	return b
+}
+
+// Request sets a per-pod request of a replica type.
+func (b *PyTorchJobBuilder) Request(rt kftraining.ReplicaType, name corev1.ResourceName, q string) *PyTorchJobBuilder {
+	setRequest(&b.job.Spec.PyTorchReplicaSpecs[rt].Template.Spec, name, q)
+	return b
+}
+
+// Obj returns the PyTorchJob.
+func (b *PyTorchJobBuilder) Obj() *kftraining.PyTorchJob { return b.job.DeepCopy() }
+
+// RayClusterBuilder builds a KubeRay RayCluster.
+type RayClusterBuilder struct{ rc rayv1.RayCluster }
+
+// MakeRayCluster starts a RayCluster with a head and no worker groups.
+func MakeRayCluster(name, namespace string) *RayClusterBuilder {
+	head := podSpec()
+	head.Containers[0].Name = "ray-head"
+	return &RayClusterBuilder{rc: rayv1.RayCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: rayv1.RayClusterSpec{
+			HeadGroupSpec: rayv1.HeadGroupSpec{RayStartParams: map[string]string{}, Template: corev1.PodTemplateSpec{Spec: head}},
+		},
+	}}
+}
+
+// Queue labels the cluster with Muster's queue label.
+func (b *RayClusterBuilder) Queue(name string) *RayClusterBuilder {
+	b.rc.Labels = map[string]string{musterv1beta1.QueueNameLabel: name}
+	return b
+}
+
+// HeadRequest sets a request of the head pod.
+func (b *RayClusterBuilder) HeadRequest(name corev1.ResourceName, q string) *RayClusterBuilder {
+	setRequest(&b.rc.Spec.HeadGroupSpec.Template.Spec, name, q)
+	return b
+}
+
+// WorkerGroup adds a worker group of replicas pods with a per-pod request.
+func (b *RayClusterBuilder) WorkerGroup(name string, replicas int32, res corev1.ResourceName, q string) *RayClusterBuilder {
+	spec := podSpec()
+	spec.Containers[0].Name = "ray-worker"
+	setRequest(&spec, res, q)
+	b.rc.Spec.WorkerGroupSpecs = append(b.rc.Spec.WorkerGroupSpecs, rayv1.WorkerGroupSpec{
+		GroupName: name, Replicas: ptr.To(replicas), MinReplicas: ptr.To(replicas), MaxReplicas: ptr.To(replicas),
+		RayStartParams: map[string]string{}, Template: corev1.PodTemplateSpec{Spec: spec},
+	})
+	return b
+}
+
+// Obj returns the RayCluster.
+func (b *RayClusterBuilder) Obj() *rayv1.RayCluster { return b.rc.DeepCopy() }
