@@ -1,0 +1,120 @@
+// Package podsready tests waitForPodsReady: admitted jobs whose pods do not
+// become ready in time are evicted, requeued with backoff and finally
+// deactivated; with blockAdmission nothing else is admitted meanwhile.
+package podsready
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	. "github.com/musterhq/muster/test/builder"
+	"github.com/musterhq/muster/test/framework"
+)
+
+var env *framework.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = framework.Start(framework.Options{Webhooks: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+// podsReady configures short timeouts: seconds, not minutes.
+func podsReady(block bool) func(*configv1beta1.Configuration) {
+	return func(c *configv1beta1.Configuration) {
+		c.WaitForPodsReady = &configv1beta1.WaitForPodsReady{
+			Enable: true, Timeout: &metav1.Duration{Duration: 2 * time.Second}, BlockAdmission: ptr.To(block),
+			RequeuingStrategy: &configv1beta1.RequeuingStrategy{
+				BackoffBaseSeconds: ptr.To[int32](1), BackoffMaxSeconds: ptr.To[int32](2), BackoffLimitCount: ptr.To[int32](2),
+			},
+		}
+	}
+}
+
+func setup(t *testing.T) string {
+	ns := env.NewNamespace(t, "podsready", nil)
+	env.CreateAll(t,
+		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).Obj(),
+		MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "8").Obj()).Obj(),
+		MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj())
+	return ns
+}
+
+func TestPodsNeverReadyAreEvictedRequeuedAndDeactivated(t *testing.T) {
+	env.StartManager(t, podsReady(false))
+	ns := setup(t)
+	j := MakeJob("never-ready", ns).Queue("main").Request(gpu, "2").Obj()
+	g := NewWithT(t)
+	g.Expect(env.Client.Create(context.Background(), j)).To(Succeed())
+	env.ExpectJobRunning(t, j, nil)
+
+	// Each admission times out after 2 s; requeues 1 and 2 back off 1 s and
+	// 2 s; the third timeout exceeds backoffLimitCount=2.
+	seen := map[int32]bool{}
+	g.Eventually(func(g Gomega) {
+		wl := env.WorkloadOfJob(g, j)
+		if rs := wl.Status.RequeueState; rs != nil && rs.Count != nil {
+			seen[*rs.Count] = true
+			g.Expect(rs.RequeueAt).NotTo(BeNil())
+		}
+		g.Expect(wl.Spec.Active).To(Equal(ptr.To(false)), "deactivated after the limit")
+	}, 40*time.Second, 100*time.Millisecond).Should(Succeed())
+	g.Expect(seen).To(HaveKey(int32(1)), "requeue state observed after the first timeout")
+	g.Expect(seen).To(HaveKey(int32(2)))
+
+	wl := env.WorkloadOfJob(g, j)
+	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+	g.Expect(c).NotTo(BeNil())
+	g.Expect(c.Message).To(ContainSubstring("Deactivated"))
+	g.Eventually(func(g Gomega) bool { return framework.IsSuspended(env.GetJob(g, j)) }, framework.Timeout, framework.Interval).Should(BeTrue())
+	framework.HoldsFor(t, func(g Gomega) {
+		g.Expect(framework.IsSuspended(env.GetJob(g, j))).To(BeTrue(), "a deactivated workload is not admitted again")
+	})
+}
+
+func TestBlockAdmissionWaitsForReadyPods(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t, podsReady(true), func(c *configv1beta1.Configuration) {
+		c.WaitForPodsReady.Timeout = &metav1.Duration{Duration: time.Minute}
+	})
+	ns := setup(t)
+	first, second := MakeJob("first", ns).Queue("main").Request(gpu, "2").Obj(), MakeJob("second", ns).Queue("main").Request(gpu, "2").Obj()
+	g.Expect(env.Client.Create(ctx, first)).To(Succeed())
+	env.ExpectJobRunning(t, first, nil)
+	g.Expect(env.Client.Create(ctx, second)).To(Succeed())
+	env.ExpectJobPending(t, second, "to be ready (waitForPodsReady.blockAdmission)")
+
+	g.Eventually(func() error { // the Job controller reports the pod ready
+		got := env.GetJob(g, first)
+		got.Status.Ready = ptr.To[int32](1)
+		got.Status.Active = 1
+		now := metav1.Now()
+		got.Status.StartTime = &now
+		return env.Client.Status().Update(ctx, got)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	g.Eventually(func(g Gomega) bool {
+		return meta.IsStatusConditionTrue(env.WorkloadOfJob(g, first).Status.Conditions, musterv1beta1.WorkloadPodsReady)
+	}, framework.Timeout, framework.Interval).Should(BeTrue())
+	env.ExpectJobRunning(t, second, nil)
+}
+
