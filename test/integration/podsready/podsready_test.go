@@ -117,4 +117,3 @@ func TestBlockAdmissionWaitsForReadyPods(t *testing.T) {
 	}, framework.Timeout, framework.Interval).Should(BeTrue())
 	env.ExpectJobRunning(t, second, nil)
 }
-
