@@ -78,6 +78,27 @@ job-crds: ## Copy the PyTorchJob and RayCluster CRDs from the module cache into 
 	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" $(JOB_CRDS)/pytorchjob/
 	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)/config/crd/bases/ray.io_rayclusters.yaml" $(JOB_CRDS)/raycluster/
 
+##@ Local cluster
+
+.PHONY: cluster-up
+cluster-up: ## Start a local cluster (etcd, apiserver, controller-manager, scheduler, kwok GPU nodes) with Muster on it.
+	hack/cluster.sh up
+	hack/cluster.sh muster
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster's processes.
+	hack/cluster.sh down
+
+.PHONY: demo
+demo: ## Local cluster + Muster + two 16-worker Jobs on 24 GPUs, admitted whole one after the other.
+	hack/demo.sh
+
+.PHONY: test-e2e
+test-e2e: ## Run the end-to-end suite against the local cluster (started if needed).
+	hack/cluster.sh up
+	hack/cluster.sh muster
+	go test -tags e2e $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+
 ##@ Build
 
 .PHONY: build

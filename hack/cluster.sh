@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# A whole Kubernetes cluster on loopback, built from Go modules, no Docker:
+# etcd, kube-apiserver, kube-controller-manager (Job controller),
+# kube-scheduler, kwok playing the kubelets of fake GPU nodes, and
+# optionally Muster, the Kubeflow training operator and the KubeRay operator.
+# kwok sends no kubelet heartbeats, so the node lifecycle controller is off
+# and nodes are not tainted not-ready on creation.
+#
+#   hack/cluster.sh up        cluster + nodes (builds what is missing)
+#   hack/cluster.sh muster    (re)start Muster on it: CRDs, webhooks, manager
+#   hack/cluster.sh operators start the training and KubeRay operators
+#   hack/cluster.sh down      stop exactly the processes started here
+#   hack/cluster.sh status    what runs
+#
+# Everything lives under $MUSTER_RUN_DIR (default .run/cluster): pki/,
+# logs/, pids/ and kubeconfig. Ports are on 127.0.0.1 and overridable:
+# ETCD_PORT, API_PORT, WEBHOOK_PORT, MUSTER_PROBE_PORT, MUSTER_METRICS_PORT.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+run=${MUSTER_RUN_DIR:-$root/.run/cluster}
+bin=$root/bin/k8s
+etcd_port=${ETCD_PORT:-23790}
+api_port=${API_PORT:-26443}
+webhook_port=${WEBHOOK_PORT:-29443}
+probe_port=${MUSTER_PROBE_PORT:-28081}
+metrics_port=${MUSTER_METRICS_PORT:-28080}
+token=muster-local-admin-token
+kubeconfig=$run/kubeconfig
+kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+say() { printf '>> %s\n' "$*" >&2; }
+
+# start NAME CMD...: runs CMD in the background, logging to logs/NAME.log.
+start() {
+  local name=$1; shift
+  if is_running "$name"; then return 0; fi
+  setsid "$@" >"$run/logs/$name.log" 2>&1 < /dev/null &
+  echo $! >"$run/pids/$name.pid"
+}
+
+is_running() { [[ -f $run/pids/$1.pid ]] && kill -0 "$(cat "$run/pids/$1.pid")" 2>/dev/null; }
+
+# wait_for WHAT SECONDS CMD...: retries CMD until it succeeds.
+wait_for() {
+  local what=$1 secs=$2; shift 2
+  for (( i = 0; i < secs * 5; i++ )); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.2
+  done
+  say "timed out waiting for $what; logs are in $run/logs"
+  return 1
+}
+
+stop() {
+  local name=$1 pid
+  [[ -f $run/pids/$name.pid ]] || return 0
+  pid=$(cat "$run/pids/$name.pid")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for (( i = 0; i < 50; i++ )); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$run/pids/$name.pid"
+}
+
+pki() {
+  local p=$run/pki
+  [[ -f $p/sa.key ]] && return 0
+  mkdir -p "$p"
+  openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
+  # The webhook server's CA and certificate, for 127.0.0.1.
+  openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=muster-local-ca" \
+    -keyout "$p/ca.key" -out "$p/ca.crt" 2>/dev/null
+  mkdir -p "$p/webhook"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$p/webhook/tls.key" -out "$p/webhook.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$p/webhook.ext"
+  openssl x509 -req -in "$p/webhook.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 365 \
+    -extfile "$p/webhook.ext" -out "$p/webhook/tls.crt" 2>/dev/null
+  printf '%s,admin,admin,system:masters\n' "$token" >"$p/tokens.csv"
+}
+
+write_kubeconfig() {
+  cat >"$kubeconfig" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters:
+- name: muster-local
+  cluster:
+    server: https://127.0.0.1:$api_port
+    certificate-authority: $run/pki/apiserver/apiserver.crt
+users:
+- name: admin
+  user:
+    token: $token
+contexts:
+- name: muster-local
+  context: {cluster: muster-local, user: admin}
+current-context: muster-local
+KUBECONFIG
+}
+
+up() {
+  mkdir -p "$run/logs" "$run/pids"
+  say "building the control plane from Go modules (first time: several minutes; then cached)"
+  "$root/hack/build-tools.sh" "$bin" etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
+  pki
+  say "starting etcd on 127.0.0.1:$etcd_port"
+  start etcd "$bin/etcd" --data-dir "$run/etcd" --listen-client-urls "http://127.0.0.1:$etcd_port" \
+    --advertise-client-urls "http://127.0.0.1:$etcd_port" --listen-peer-urls "http://127.0.0.1:$((etcd_port + 10))" \
+    --initial-advertise-peer-urls "http://127.0.0.1:$((etcd_port + 10))" --initial-cluster "default=http://127.0.0.1:$((etcd_port + 10))" \
+    --unsafe-no-fsync
+  wait_for etcd 30 curl -sf "http://127.0.0.1:$etcd_port/health"
+  say "starting kube-apiserver on https://127.0.0.1:$api_port"
+  start kube-apiserver "$bin/kube-apiserver" --etcd-servers "http://127.0.0.1:$etcd_port" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$api_port" \
+    --cert-dir "$run/pki/apiserver" --token-auth-file "$run/pki/tokens.csv" --authorization-mode RBAC \
+    --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$run/pki/sa.pub" \
+    --service-account-signing-key-file "$run/pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
+    --endpoint-reconciler-type none --allow-privileged \
+    --disable-admission-plugins TaintNodesByCondition --max-requests-inflight 1000 --max-mutating-requests-inflight 500
+  wait_for kube-apiserver 60 curl -skf -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz"
+  write_kubeconfig
+  say "starting kube-controller-manager, kube-scheduler and kwok"
+  start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$kubeconfig" --leader-elect=false \
+    --secure-port 0 --service-account-private-key-file "$run/pki/sa.key" --use-service-account-credentials=false \
+    --root-ca-file "$run/pki/apiserver/apiserver.crt" --controllers '*,-nodelifecycle,-nodeipam'
+  start kube-scheduler "$bin/kube-scheduler" --kubeconfig "$kubeconfig" --leader-elect=false --secure-port 0
+  start kwok "$bin/kwok" --kubeconfig "$kubeconfig" --manage-all-nodes=false \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 0 \
+    --config "$root/hack/cluster/kwok-stages.yaml"
+  "$root/hack/cluster/nodes.sh" | kubectl apply -f - >/dev/null
+  wait_for "nodes Ready" 60 kubectl wait --for=condition=Ready nodes --all --timeout=1s
+  say "cluster up: export KUBECONFIG=$kubeconfig"
+}
+
+muster() {
+  mkdir -p "$run/logs" "$run/pids"
+  say "building Muster"
+  (cd "$root" && go build -o "$root/bin/muster" ./cmd/muster)
+  make -s -C "$root" job-crds
+  say "installing Muster's CRDs and webhooks"
+  kubectl apply --server-side --force-conflicts -f "$root/config/crd/bases" >/dev/null
+  kubectl wait --for condition=established --timeout=60s -f "$root/config/crd/bases" >/dev/null
+  kubectl create namespace muster-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl kustomize "$root/config/webhook" | (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$webhook_port" -ca "$run/pki/ca.crt") \
+    | kubectl apply -f - >/dev/null
+  cat >"$run/muster-config.yaml" <<CONFIG
+apiVersion: config.muster.dev/v1beta1
+kind: Configuration
+namespace: muster-system
+health:
+  healthProbeBindAddress: 127.0.0.1:$probe_port
+metrics:
+  bindAddress: 127.0.0.1:$metrics_port
+webhook:
+  host: 127.0.0.1
+  port: $webhook_port
+  certDir: $run/pki/webhook
+leaderElection:
+  leaderElect: true
+internalCertManagement:
+  enable: false
+CONFIG
+  stop muster
+  say "starting Muster (logs: $run/logs/muster.log)"
+  start muster "$root/bin/muster" --config "$run/muster-config.yaml" --kubeconfig "$kubeconfig"
+  wait_for "Muster ready" 60 curl -sf "http://127.0.0.1:$probe_port/readyz"
+}
+
+operators() {
+  mkdir -p "$run/logs" "$run/pids"
+  say "building the training and KubeRay operators from Go modules"
+  "$root/hack/build-tools.sh" "$bin" training-operator kuberay-operator
+  make -s -C "$root" job-crds
+  kubectl apply --server-side --force-conflicts -f "$root/bin/crds/pytorchjob" -f "$root/bin/crds/raycluster" >/dev/null
+  kubectl wait --for condition=established --timeout=60s -f "$root/bin/crds/pytorchjob" -f "$root/bin/crds/raycluster" >/dev/null
+  kubectl create namespace kubeflow --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  start training-operator env POD_NAMESPACE=kubeflow "$bin/training-operator" --kubeconfig "$kubeconfig" \
+    --enable-scheme pytorchjob --leader-elect=false --metrics-bind-address 127.0.0.1:0 \
+    --health-probe-bind-address 127.0.0.1:0 --webhook-server-port "$((webhook_port + 1))"
+  start kuberay-operator "$bin/kuberay-operator" --kubeconfig "$kubeconfig" --enable-leader-election=false \
+    --metrics-addr 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0
+  say "operators started (logs: $run/logs/training-operator.log, kuberay-operator.log)"
+}
+
+down() {
+  for name in kuberay-operator training-operator muster kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+    stop "$name"
+  done
+  rm -rf "$run/etcd"
+  say "cluster down (logs kept in $run/logs)"
+}
+
+status() {
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler kwok muster training-operator kuberay-operator; do
+    if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
+  done
+}
+
+case "${1:-}" in
+  up) up ;;
+  muster) muster ;;
+  operators) operators ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 up|muster|operators|down|status" >&2; exit 2 ;;
+esac

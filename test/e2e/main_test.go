@@ -1,0 +1,39 @@
+//go:build e2e
+
+// Package e2e drives the local cluster (hack/cluster.sh: real
+// kube-apiserver, Job controller, kube-scheduler, kwok GPU nodes) with
+// Muster running on it, through client-go. Run it with `make test-e2e`.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/musterhq/muster/test/framework"
+)
+
+var c client.Client
+
+func TestMain(m *testing.M) {
+	path := os.Getenv("MUSTER_KUBECONFIG")
+	if path == "" {
+		path = filepath.Join(framework.RepoRoot(), ".run", "cluster", "kubeconfig")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "no local cluster (%v): run `make cluster-up` or `make test-e2e`\n", err)
+		os.Exit(1)
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	c, err = client.New(cfg, client.Options{Scheme: framework.NewScheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
