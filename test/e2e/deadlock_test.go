@@ -21,7 +21,7 @@ func TestDeadlockWithoutMuster(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		boundA, pendingA, _, _ := podsOf(g, ns, "a")
 		boundB, pendingB, _, _ := podsOf(g, ns, "b")
-		g.Expect(boundA + boundB).To(Equal(24), "every GPU is taken")
+		g.Expect(boundA+boundB).To(Equal(24), "every GPU is taken")
 		g.Expect(boundA).To(BeNumerically(">", 0))
 		g.Expect(boundB).To(BeNumerically(">", 0))
 		g.Expect(pendingA + pendingB).To(Equal(8))

@@ -23,7 +23,7 @@ func TestBorrowingAndReclaimAtPodLevel(t *testing.T) {
 	ns := namespace(t)
 	flavor := "a100-" + ns
 	mk := func(name string, p *musterv1beta1.ClusterQueuePreemption) *musterv1beta1.ClusterQueue {
-		cq := MakeClusterQueue(name+"-"+ns).Cohort("team-"+ns).
+		cq := MakeClusterQueue(name + "-" + ns).Cohort("team-" + ns).
 			ResourceGroup(MakeFlavorQuotas(flavor).Resource("cpu", "32").Resource(gpu, "8").Obj()).Obj()
 		cq.Spec.Preemption = p
 		return cq
@@ -77,7 +77,7 @@ func TestRestartMidRun(t *testing.T) {
 	g.Consistently(func(g Gomega) {
 		g.Expect(podUIDs(g, ns, "a")).To(Equal(uids), "the running job's pods are untouched")
 		n, p, _, _ := podsOf(g, ns, "b")
-		g.Expect(n + p).To(BeZero(), "the waiting job stays suspended")
+		g.Expect(n+p).To(BeZero(), "the waiting job stays suspended")
 	}, 5*time.Second, 500*time.Millisecond).Should(Succeed())
 	g.Eventually(func(g Gomega) bool { return jobSucceeded(g, ns, "a") && jobSucceeded(g, ns, "b") }, timeout, time.Second).Should(BeTrue())
 }
