@@ -97,6 +97,7 @@ demo: ## Local cluster + Muster + two 16-worker Jobs on 24 GPUs, admitted whole 
 test-e2e: ## Run the end-to-end suite against the local cluster (started if needed).
 	hack/cluster.sh up
 	hack/cluster.sh muster
+	hack/cluster.sh operators
 	go test -tags e2e $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
 
 ##@ Build

@@ -175,10 +175,31 @@ operators() {
   make -s -C "$root" job-crds
   kubectl apply --server-side --force-conflicts -f "$root/bin/crds/pytorchjob" -f "$root/bin/crds/raycluster" >/dev/null
   kubectl wait --for condition=established --timeout=60s -f "$root/bin/crds/pytorchjob" -f "$root/bin/crds/raycluster" >/dev/null
+  local ray; ray=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)
+  # The KubeRay operator also watches RayJobs and RayServices.
+  kubectl apply --server-side --force-conflicts -f "$ray/config/crd/bases/ray.io_rayjobs.yaml" \
+    -f "$ray/config/crd/bases/ray.io_rayservices.yaml" >/dev/null
   kubectl create namespace kubeflow --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  # The training operator rotates its webhook certificate into this Secret
+  # and will not start without it.
+  kubectl -n kubeflow create secret generic training-operator-webhook-cert --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  # ...and injects its CA into this configuration before it starts its
+  # controllers. It has no webhooks here: PyTorchJobs are not validated by
+  # the operator on loopback (Muster's own webhooks still gate them).
+  printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: validator.training-operator.kubeflow.org\n' |
+    kubectl apply -f - >/dev/null
+  stop training-operator
   start training-operator env POD_NAMESPACE=kubeflow "$bin/training-operator" --kubeconfig "$kubeconfig" \
     --enable-scheme pytorchjob --leader-elect=false --metrics-bind-address 127.0.0.1:0 \
     --health-probe-bind-address 127.0.0.1:0 --webhook-server-port "$((webhook_port + 1))"
+  # Its certificate controller expects the Secret mounted at a fixed path,
+  # as in a pod; on loopback, copy it there once generated.
+  local certs=/tmp/k8s-webhook-server/serving-certs
+  wait_for "training-operator certificate" 60 sh -c "'$bin/kubectl' --kubeconfig '$kubeconfig' -n kubeflow get secret training-operator-webhook-cert -o jsonpath='{.data.tls\\.crt}' | grep -q ."
+  mkdir -p "$certs"
+  for f in tls.crt tls.key; do
+    kubectl -n kubeflow get secret training-operator-webhook-cert -o jsonpath="{.data.${f/./\\.}}" | base64 -d >"$certs/$f"
+  done
   start kuberay-operator "$bin/kuberay-operator" --kubeconfig "$kubeconfig" --enable-leader-election=false \
     --metrics-addr 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0
   say "operators started (logs: $run/logs/training-operator.log, kuberay-operator.log)"

@@ -44,10 +44,35 @@ for (( i = 0; i < 120; i++ )); do
   if [[ $done_jobs == "16 16 " ]]; then
     echo
     echo ">> both Jobs succeeded: each ran whole, one after the other, never half-bound."
+    break
+  fi
+  sleep 3
+done
+[[ $done_jobs == "16 16 " ]] || { echo ">> the Jobs did not finish in time; logs are in $run/logs" >&2; exit 1; }
+
+echo
+echo ">> now a PyTorchJob (1 master + 15 workers) and a RayCluster (head + 4 workers x 2 GPUs), with their operators"
+"$root/hack/cluster.sh" operators
+kubectl delete -f "$root/hack/demo/pytorchjob.yaml" -f "$root/hack/demo/raycluster.yaml" --ignore-not-found >/dev/null
+kubectl apply -f "$root/hack/demo/pytorchjob.yaml" -f "$root/hack/demo/raycluster.yaml" >/dev/null
+for (( i = 0; i < 60; i++ )); do
+  echo "---- $(date +%T) ----------------------------------------------------------"
+  kubectl get workloads -n default 2>/dev/null | grep -v train-
+  kubectl get pytorchjob,raycluster -n default 2>/dev/null
+  for sel in training.kubeflow.org/job-name=pt-demo ray.io/cluster=ray-demo; do
+    kubectl get pods -n default -l "$sel" -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+      awk -v sel="$sel" '$1=="Running" {r++; n[$2]++} $1=="Succeeded" {s++}
+        END { nodes=""; for (k in n) nodes=nodes k "=" n[k] " "; printf "  %-38s running %-3d succeeded %-3d %s\n", sel, r, s, nodes }'
+  done
+  state=$(kubectl get pytorchjob pt-demo -n default -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}' 2>/dev/null)
+  ray=$(kubectl get raycluster ray-demo -n default -o jsonpath='{.status.state}' 2>/dev/null)
+  if [[ $state == True && $ray == ready ]]; then
+    echo
+    echo ">> the PyTorchJob ran whole and succeeded; the RayCluster is ready (on the h100 flavor while the PyTorchJob held a100)."
     echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: make cluster-down"
     exit 0
   fi
   sleep 3
 done
-echo ">> the Jobs did not finish in time; logs are in $run/logs" >&2
+echo ">> the PyTorchJob or RayCluster did not get there in time; logs are in $run/logs" >&2
 exit 1
