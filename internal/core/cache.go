@@ -109,11 +109,7 @@ func (c *Cache) CohortTreeQueues(cohort string) []string {
 	if !ok {
 		return nil
 	}
-	var out []string
-	for _, l := range n.root().leaves() {
-		out = append(out, l.Name)
-	}
-	return out
+	return n.root().leafNames()
 }
 
 // CohortShare returns a cohort's DRF share within its parent, in
@@ -147,11 +143,7 @@ func (c *Cache) CohortQueues(name string) []string {
 	if q == nil {
 		return []string{name}
 	}
-	var out []string
-	for _, l := range q.node.root().leaves() {
-		out = append(out, l.Name)
-	}
-	return out
+	return q.node.root().leafNames()
 }
 
 // UpsertFlavor adds or replaces a flavor.

@@ -159,6 +159,15 @@ func (n *node) leaves() []*QueueSnapshot {
 	return out
 }
 
+// leafNames lists the names of the ClusterQueues under the node.
+func (n *node) leafNames() []string {
+	var out []string
+	for _, l := range n.leaves() {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
 // Queue returns a ClusterQueue of the snapshot, or nil.
 func (s *Snapshot) Queue(name string) *QueueSnapshot { return s.queues[name] }
 

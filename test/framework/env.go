@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"testing"
 	"time"
 
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
@@ -196,3 +197,34 @@ const (
 	Timeout  = 20 * time.Second
 	Interval = 50 * time.Millisecond
 )
+
+// Main is the TestMain of an integration test package: it starts an API
+// server with opts, stores it in *env, runs the tests (with one manager for
+// the whole package when withManager is set) and stops everything.
+func Main(m *testing.M, opts Options, env **Env, withManager bool) {
+	e, err := Start(opts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	*env = e
+	var mgr *Manager
+	if withManager {
+		if mgr, err = e.StartManagerE(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			_ = e.Stop()
+			os.Exit(1)
+		}
+	}
+	code := m.Run()
+	if mgr != nil {
+		if err := mgr.StopE(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	if err := e.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}

@@ -5,8 +5,6 @@ package backstop
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -24,17 +22,7 @@ import (
 
 var env *framework.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = framework.Start(framework.Options{Webhooks: false})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { framework.Main(m, framework.Options{Webhooks: false}, &env, false) }
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")
 

@@ -5,8 +5,6 @@ package crdwait
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -23,15 +21,7 @@ import (
 var env *framework.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true, JobCRDs: []string{"pytorchjob"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	framework.Main(m, framework.Options{Webhooks: true, JobCRDs: []string{"pytorchjob"}}, &env, false)
 }
 
 const gpu = corev1.ResourceName("nvidia.com/gpu")

@@ -4,8 +4,6 @@
 package kinds
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/musterhq/muster/test/framework"
@@ -14,13 +12,5 @@ import (
 var env *framework.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true, JobCRDs: []string{"pytorchjob", "raycluster"}})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
+	framework.Main(m, framework.Options{Webhooks: true, JobCRDs: []string{"pytorchjob", "raycluster"}}, &env, false)
 }

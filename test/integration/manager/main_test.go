@@ -3,8 +3,6 @@
 package manager
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/musterhq/muster/test/framework"
@@ -12,16 +10,4 @@ import (
 
 var env *framework.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { framework.Main(m, framework.Options{Webhooks: true}, &env, false) }

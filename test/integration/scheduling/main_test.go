@@ -4,8 +4,6 @@
 package scheduling
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/musterhq/muster/test/framework"
@@ -13,14 +11,4 @@ import (
 
 var env *framework.Env
 
-func TestMain(m *testing.M) {
-	var err error
-	env, err = framework.Start(framework.Options{Webhooks: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = env.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { framework.Main(m, framework.Options{Webhooks: true}, &env, false) }
