@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -55,7 +57,28 @@ func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		r.state.applyClusterQueue(&cq)
 		r.generations[cq.Name] = cq.Generation
 	}
-	return ctrl.Result{}, r.updateStatus(ctx, &cq)
+	if err := r.updateStatus(ctx, &cq); err != nil {
+		return ctrl.Result{}, err
+	}
+	inUse := r.state.Cache.ClusterQueueStatus(cq.Name).Reserving > 0
+	return ctrl.Result{}, syncFinalizer(ctx, r.client, &cq, inUse)
+}
+
+// syncFinalizer adds the in-use finalizer to a live object and removes it
+// from one being deleted once nothing uses it.
+func syncFinalizer(ctx context.Context, c client.Client, obj client.Object, inUse bool) error {
+	switch {
+	case obj.GetDeletionTimestamp().IsZero():
+		if controllerutil.AddFinalizer(obj, InUseFinalizer) {
+			return client.IgnoreNotFound(c.Update(ctx, obj))
+		}
+	case !inUse:
+		if controllerutil.RemoveFinalizer(obj, InUseFinalizer) {
+			log.FromContext(ctx).Info("Released finalizer of a deleted object nothing uses any more", "kind", obj.GetObjectKind().GroupVersionKind().Kind, "name", obj.GetName())
+			return client.IgnoreNotFound(c.Update(ctx, obj))
+		}
+	}
+	return nil
 }
 
 func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1beta1.ClusterQueue) error {

@@ -3,10 +3,11 @@ package core
 import (
 	"context"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
@@ -24,14 +25,17 @@ type ResourceFlavorReconciler struct {
 // Reconcile applies one ResourceFlavor.
 func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var rf musterv1beta1.ResourceFlavor
+	err := r.client.Get(ctx, req.NamespacedName, &rf)
+	if client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	gone := err != nil || !rf.DeletionTimestamp.IsZero()
 	var affected []string
-	if err := r.client.Get(ctx, req.NamespacedName, &rf); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
-		}
+	if gone {
+		// A flavor being deleted takes no new workloads; those admitted on
+		// it keep it (its finalizer) until they are done.
 		r.state.Cache.DeleteFlavor(req.Name)
 		affected = r.state.Cache.QueuesUsingFlavor(req.Name)
-		log.FromContext(ctx).Info("Removed flavor", "flavor", req.Name, "clusterQueues", affected)
 	} else {
 		affected = r.state.applyFlavor(&rf)
 	}
@@ -39,13 +43,35 @@ func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		r.state.Queues.Unpark(affected...)
 		r.state.refreshClusterQueues(affected...)
 	}
-	return ctrl.Result{}, nil
+	if err != nil {
+		log.FromContext(ctx).Info("Removed flavor", "flavor", req.Name, "clusterQueues", affected)
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, syncFinalizer(ctx, r.client, &rf, r.state.Cache.FlavorInUse(rf.Name))
 }
 
 // SetupWithManager registers the reconciler.
 func (r *ResourceFlavorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.ResourceFlavor{}).
+		// A flavor being deleted waits for the workloads admitted on it.
+		Watches(&musterv1beta1.Workload{}, coalescing(func(o client.Object) []reconcile.Request {
+			wl := o.(*musterv1beta1.Workload)
+			if wl.Status.Admission == nil {
+				return nil
+			}
+			seen := map[string]bool{}
+			var reqs []reconcile.Request
+			for _, psa := range wl.Status.Admission.PodSetAssignments {
+				for _, f := range psa.Flavors {
+					if !seen[string(f)] {
+						seen[string(f)] = true
+						reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Name: string(f)}})
+					}
+				}
+			}
+			return reqs
+		})).
 		Named("resourceflavor").
 		Complete(r)
 }

@@ -15,6 +15,11 @@ import (
 	"github.com/musterhq/muster/internal/core"
 )
 
+// InUseFinalizer keeps a ClusterQueue or ResourceFlavor that admitted
+// workloads still use from vanishing under them: it is removed once the
+// last of them finishes or is evicted.
+const InUseFinalizer = "muster.dev/resource-in-use"
+
 // statusCoalesceDelay batches queue status writes: however many workloads
 // change, a queue's status is written at most once per delay.
 const statusCoalesceDelay = time.Second

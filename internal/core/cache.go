@@ -160,6 +160,20 @@ func (c *Cache) DeleteFlavor(name string) {
 	delete(c.flavors, name)
 }
 
+// FlavorInUse reports whether an admitted workload holds quota of a flavor.
+func (c *Cache) FlavorInUse(flavor string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, u := range c.usage {
+		for fr, v := range u {
+			if fr.Flavor == flavor && v > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // QueuesUsingFlavor lists the ClusterQueues that refer to a flavor.
 func (c *Cache) QueuesUsingFlavor(flavor string) []string {
 	c.mu.RLock()
