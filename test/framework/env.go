@@ -51,6 +51,8 @@ type Env struct {
 	Scheme *k8sruntime.Scheme
 
 	testEnv *envtest.Environment
+	// webhooks is true when webhook configurations point at the managers.
+	webhooks bool
 }
 
 // RepoRoot is the root of the repository, found from this file's path.
@@ -113,7 +115,7 @@ func Start(opts Options) (*Env, error) {
 		_ = te.Stop()
 		return nil, err
 	}
-	return &Env{Config: cfg, Client: c, Scheme: scheme, testEnv: te}, nil
+	return &Env{Config: cfg, Client: c, Scheme: scheme, testEnv: te, webhooks: opts.Webhooks}, nil
 }
 
 // JobCRDDir is where `make job-crds` puts a job kind's CRD.

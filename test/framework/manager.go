@@ -37,7 +37,7 @@ func (e *Env) TestConfig() *configv1beta1.Configuration {
 		LeaderElection:         &configv1beta1.LeaderElectionConfig{LeaderElect: ptr.To(false)},
 		InternalCertManagement: &configv1beta1.InternalCertManagement{Enable: ptr.To(false)},
 	}
-	if wh.LocalServingPort != 0 {
+	if e.webhooks {
 		cfg.Webhook = configv1beta1.WebhookConfig{Host: wh.LocalServingHost, Port: ptr.To(wh.LocalServingPort), CertDir: wh.LocalServingCertDir}
 	} else {
 		// No webhooks installed: keep the unused server off shared ports.
@@ -82,7 +82,7 @@ func (e *Env) StartManagerE(mutate ...func(*configv1beta1.Configuration)) (*Mana
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{Manager: mgr, Config: cfg, cancel: cancel, done: make(chan error, 1)}
 	go func() { m.done <- mgr.Start(ctx) }()
-	if e.testEnv.WebhookInstallOptions.LocalServingPort == 0 {
+	if !e.webhooks {
 		return m, nil
 	}
 	deadline := time.Now().Add(Timeout)
@@ -95,6 +95,9 @@ func (e *Env) StartManagerE(mutate ...func(*configv1beta1.Configuration)) (*Mana
 	}
 	return m, nil
 }
+
+// Elected is closed once the manager leads (at once without leader election).
+func (m *Manager) Elected() <-chan struct{} { return m.Manager.Elected() }
 
 // Stop stops the manager and waits for it to return. Stopping twice is fine.
 func (m *Manager) Stop(t testing.TB) {
