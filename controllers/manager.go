@@ -85,11 +85,6 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	// Ready only once the webhook server listens: a replica that cannot
-	// answer admission requests must not receive them.
-	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
-		return nil, err
-	}
 	if err := Setup(mgr, cfg, o.clock); err != nil {
 		return nil, err
 	}
@@ -131,10 +126,19 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Setup registers Muster's controllers and webhooks on a manager.
+// Setup registers Muster's controllers and webhooks on a manager. With
+// internal certificate management the webhooks are registered, and the
+// webhook server started, only once the certificates exist.
 func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Clock) error {
-	if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
-		return fmt.Errorf("setting up webhooks: %w", err)
+	jobOpts := jobOptions(cfg, clk)
+	setupWebhooks := func() error {
+		if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
+			return fmt.Errorf("setting up webhooks: %w", err)
+		}
+		return jobs.SetupWebhooks(mgr, cfg, jobOpts)
+	}
+	if err := setupCerts(mgr, cfg, setupWebhooks); err != nil {
+		return err
 	}
 	wfpr := cfg.WaitForPodsReady
 	coreOpts := corecontrollers.Options{
@@ -145,7 +149,15 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	if _, err := corecontrollers.Setup(mgr, coreOpts); err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
 	}
-	jobOpts := jobframework.Options{
+	if err := jobs.SetupControllers(context.Background(), mgr, cfg, jobOpts); err != nil {
+		return fmt.Errorf("setting up the job integrations: %w", err)
+	}
+	return nil
+}
+
+func jobOptions(cfg *configv1beta1.Configuration, clk clock.Clock) jobframework.Options {
+	wfpr := cfg.WaitForPodsReady
+	return jobframework.Options{
 		AcceptKueueQueueLabel: *cfg.Integrations.AcceptKueueQueueLabel,
 		ManagerNamespace:      *cfg.Namespace,
 		Clock:                 clk,
@@ -157,8 +169,4 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 			BackoffLimit: wfpr.RequeuingStrategy.BackoffLimitCount,
 		},
 	}
-	if err := jobs.Setup(context.Background(), mgr, cfg, jobOpts); err != nil {
-		return fmt.Errorf("setting up the job integrations: %w", err)
-	}
-	return nil
 }

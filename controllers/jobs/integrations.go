@@ -58,20 +58,30 @@ var all = []integration{
 	kind[*rayv1.RayCluster]{raycluster.Kind},
 }
 
-// Setup registers the enabled kinds. Webhooks are registered for all of
-// them: the API server calls them only once a kind's CRD exists. A kind
-// whose CRD is not installed gets its controller when the CRD appears; the
-// manager starts, and serves the other kinds, meanwhile.
-func Setup(ctx context.Context, mgr ctrl.Manager, cfg *configv1beta1.Configuration, opts jobframework.Options) error {
-	if err := jobframework.SetupOwnerIndex(ctx, mgr); err != nil {
-		return err
-	}
+// SetupWebhooks registers the webhooks of the enabled kinds, all of them:
+// the API server calls them only once a kind's CRD exists.
+func SetupWebhooks(mgr ctrl.Manager, cfg *configv1beta1.Configuration, opts jobframework.Options) error {
 	for _, i := range all {
 		if !slices.Contains(cfg.Integrations.Frameworks, i.framework()) {
 			continue
 		}
 		if err := i.setupWebhook(mgr, opts); err != nil {
 			return fmt.Errorf("setting up the %s webhook: %w", i.framework(), err)
+		}
+	}
+	return nil
+}
+
+// SetupControllers registers the reconcilers of the enabled kinds. A kind
+// whose CRD is not installed gets its controller when the CRD appears; the
+// manager starts, and serves the other kinds, meanwhile.
+func SetupControllers(ctx context.Context, mgr ctrl.Manager, cfg *configv1beta1.Configuration, opts jobframework.Options) error {
+	if err := jobframework.SetupOwnerIndex(ctx, mgr); err != nil {
+		return err
+	}
+	for _, i := range all {
+		if !slices.Contains(cfg.Integrations.Frameworks, i.framework()) {
+			continue
 		}
 		if crdInstalled(mgr, i) {
 			if err := i.setupController(mgr, opts); err != nil {

@@ -90,7 +90,7 @@ func Start(opts Options) (*Env, error) {
 	}
 	te := &envtest.Environment{CRDDirectoryPaths: crdDirs, ErrorIfCRDPathMissing: true}
 	if opts.Webhooks {
-		mutating, validating, err := kustomizeWebhooks(filepath.Join(root, "config", "webhook"))
+		mutating, validating, err := KustomizeWebhooks(filepath.Join(root, "config", "webhook"))
 		if err != nil {
 			return nil, err
 		}
@@ -134,9 +134,9 @@ func (e *Env) Stop() error { return e.testEnv.Stop() }
 // the directory with its serving certificate.
 func (e *Env) WebhookOptions() envtest.WebhookInstallOptions { return e.testEnv.WebhookInstallOptions }
 
-// kustomizeWebhooks builds config/webhook with kubectl's kustomize, so tests
+// KustomizeWebhooks builds config/webhook with kubectl's kustomize, so tests
 // install exactly what users do, namespaceSelector patches included.
-func kustomizeWebhooks(dir string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+func KustomizeWebhooks(dir string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 	out, err := exec.Command(kubectl, "kustomize", dir).Output()
 	if err != nil {

@@ -133,3 +133,24 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 		}
 	}
 }
+
+// TestDefaultKustomizationIsValid: everything config/default installs is
+// accepted by the API server (server-side dry run).
+func TestDefaultKustomizationIsValid(t *testing.T) {
+	g := NewWithT(t)
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	kubeconfig, err := env.KubeConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "muster-system"}}
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(), ns))).To(Succeed())
+
+	manifests, err := exec.Command(kubectl, "kustomize", filepath.Join(framework.RepoRoot(), "config", "default")).Output()
+	g.Expect(err).NotTo(HaveOccurred())
+	apply := exec.Command(kubectl, "--kubeconfig", path, "apply", "--server-side", "--dry-run=server", "-f", "-")
+	apply.Stdin = bytes.NewReader(manifests)
+	out, err := apply.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+	g.Expect(string(out)).To(ContainSubstring("deployment.apps/muster-controller-manager serverside-applied (server dry run)"))
+}

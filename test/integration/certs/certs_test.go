@@ -1,0 +1,88 @@
+// Package certs tests Muster's internal certificate management: the CA and
+// serving certificate are generated into a Secret, written where the
+// webhook server reads them, and the CA is injected into the webhook
+// configurations; only then do the webhooks start.
+package certs
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	"github.com/musterhq/muster/controllers"
+	"github.com/musterhq/muster/test/framework"
+)
+
+var env *framework.Env
+
+func TestMain(m *testing.M) { framework.Main(m, framework.Options{}, &env, false) }
+
+func TestInternalCertManagement(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	const ns = "muster-system"
+	mutating, validating, err := framework.KustomizeWebhooks(filepath.Join(framework.RepoRoot(), "config", "webhook"))
+	g.Expect(err).NotTo(HaveOccurred())
+	mutating[0].Name, validating[0].Name = controllers.MutatingWebhookConfigurationName, controllers.ValidatingWebhookConfigurationName
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: configv1beta1.DefaultWebhookSecretName, Namespace: ns}}
+	env.CreateAll(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secret, mutating[0], validating[0])
+
+	certDir := t.TempDir()
+	mgr := env.StartManager(t, func(c *configv1beta1.Configuration) {
+		c.Namespace = ptr.To(ns)
+		c.InternalCertManagement.Enable = ptr.To(true)
+		c.Webhook.CertDir = certDir
+	})
+
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		g.Expect(secret.Data).To(HaveKey("ca.crt"))
+		g.Expect(secret.Data).To(HaveKey("tls.crt"))
+		g.Expect(secret.Data).To(HaveKey("tls.key"))
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "certificates generated into the Secret")
+	g.Eventually(func(g Gomega) {
+		for _, w := range mutatingHooks(g) {
+			g.Expect(w).To(Equal(secret.Data["ca.crt"]))
+		}
+		for _, w := range validatingHooks(g) {
+			g.Expect(w).To(Equal(secret.Data["ca.crt"]))
+		}
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "CA injected into every webhook")
+	g.Eventually(func() error {
+		_, err := os.Stat(filepath.Join(certDir, "tls.crt"))
+		return err
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "serving certificate written for the webhook server")
+	g.Eventually(func() error {
+		return mgr.GetWebhookServer().StartedChecker()(&http.Request{})
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "webhook server started once the certificates were ready")
+}
+
+func mutatingHooks(g Gomega) [][]byte {
+	var m admissionregistrationv1.MutatingWebhookConfiguration
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: controllers.MutatingWebhookConfigurationName}, &m)).To(Succeed())
+	var out [][]byte
+	for _, w := range m.Webhooks {
+		out = append(out, w.ClientConfig.CABundle)
+	}
+	return out
+}
+
+func validatingHooks(g Gomega) [][]byte {
+	var v admissionregistrationv1.ValidatingWebhookConfiguration
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: controllers.ValidatingWebhookConfigurationName}, &v)).To(Succeed())
+	var out [][]byte
+	for _, w := range v.Webhooks {
+		out = append(out, w.ClientConfig.CABundle)
+	}
+	return out
+}
