@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +43,9 @@ type ClusterQueueReconciler struct {
 
 // Reconcile applies a ClusterQueue and refreshes its status.
 func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.state.waitSynced(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	var cq musterv1beta1.ClusterQueue
 	if err := r.client.Get(ctx, req.NamespacedName, &cq); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -61,24 +65,31 @@ func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, err
 	}
 	inUse := r.state.Cache.ClusterQueueStatus(cq.Name).Reserving > 0
-	return ctrl.Result{}, syncFinalizer(ctx, r.client, &cq, inUse)
+	return syncFinalizer(ctx, r.client, &cq, inUse)
 }
 
+// finalizerRecheck is how often an object being deleted but still in use
+// is looked at again, should the event of its last user's end be missed.
+const finalizerRecheck = 10 * time.Second
+
 // syncFinalizer adds the in-use finalizer to a live object and removes it
-// from one being deleted once nothing uses it.
-func syncFinalizer(ctx context.Context, c client.Client, obj client.Object, inUse bool) error {
+// from one being deleted once nothing uses it (the core was rebuilt before
+// any reconcile, so "nothing" is known, not guessed).
+func syncFinalizer(ctx context.Context, c client.Client, obj client.Object, inUse bool) (ctrl.Result, error) {
 	switch {
 	case obj.GetDeletionTimestamp().IsZero():
 		if controllerutil.AddFinalizer(obj, InUseFinalizer) {
-			return client.IgnoreNotFound(c.Update(ctx, obj))
+			return ctrl.Result{}, client.IgnoreNotFound(c.Update(ctx, obj))
 		}
-	case !inUse:
+	case inUse:
+		return ctrl.Result{RequeueAfter: finalizerRecheck}, nil
+	default:
 		if controllerutil.RemoveFinalizer(obj, InUseFinalizer) {
-			log.FromContext(ctx).Info("Released finalizer of a deleted object nothing uses any more", "kind", obj.GetObjectKind().GroupVersionKind().Kind, "name", obj.GetName())
-			return client.IgnoreNotFound(c.Update(ctx, obj))
+			log.FromContext(ctx).Info("Released finalizer of a deleted object nothing uses any more", "name", obj.GetName())
+			return ctrl.Result{}, client.IgnoreNotFound(c.Update(ctx, obj))
 		}
 	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
 func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1beta1.ClusterQueue) error {

@@ -29,6 +29,9 @@ type CohortReconciler struct {
 
 // Reconcile applies one Cohort.
 func (r *CohortReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.state.waitSynced(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	before := r.queuesUnder(req.Name)
 	var co musterv1beta1.Cohort
 	if err := r.client.Get(ctx, req.NamespacedName, &co); err != nil {

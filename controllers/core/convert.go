@@ -160,6 +160,7 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 		Name:            wl.Name,
 		Queue:           string(wl.Spec.QueueName),
 		Created:         queueOrderingTime(wl),
+		ResourceVersion: wl.ResourceVersion,
 		NamespaceLabels: namespaceLabels,
 	}
 	if wl.Spec.Priority != nil {

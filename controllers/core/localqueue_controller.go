@@ -27,10 +27,13 @@ type LocalQueueReconciler struct {
 
 // Reconcile applies a LocalQueue and refreshes its status.
 func (r *LocalQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.state.waitSynced(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	var lq musterv1beta1.LocalQueue
 	if err := r.client.Get(ctx, req.NamespacedName, &lq); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.state.Queues.DeleteLocalQueue(req.Namespace, req.Name)
+			r.state.forgetLocalQueue(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err

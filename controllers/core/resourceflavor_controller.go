@@ -24,6 +24,9 @@ type ResourceFlavorReconciler struct {
 
 // Reconcile applies one ResourceFlavor.
 func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.state.waitSynced(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	var rf musterv1beta1.ResourceFlavor
 	err := r.client.Get(ctx, req.NamespacedName, &rf)
 	if client.IgnoreNotFound(err) != nil {
@@ -47,7 +50,7 @@ func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		log.FromContext(ctx).Info("Removed flavor", "flavor", req.Name, "clusterQueues", affected)
 		return ctrl.Result{}, nil
 	}
-	return ctrl.Result{}, syncFinalizer(ctx, r.client, &rf, r.state.Cache.FlavorInUse(rf.Name))
+	return syncFinalizer(ctx, r.client, &rf, r.state.Cache.FlavorInUse(rf.Name))
 }
 
 // SetupWithManager registers the reconciler.

@@ -90,13 +90,15 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	}
 	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
 		"localQueues", len(lqs.Items), "workloads", len(wls.Items))
+	s.state.markSynced()
 	s.state.Queues.Notify()
 	return nil
 }
 
 // cycle decides on a snapshot and applies the decisions.
 func (s *Scheduler) cycle(ctx context.Context) {
-	decisions := core.Schedule(s.state.Cache.Snapshot(), s.state.Queues.Heads())
+	heads, seq := s.state.Queues.Heads()
+	decisions := core.Schedule(s.state.Cache.Snapshot(), heads)
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, admissionWriters)
 	for _, d := range decisions {
@@ -109,7 +111,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.evict(ctx, v.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg)
 		}
 		if d.Admission == nil {
-			s.keepPending(ctx, d)
+			s.keepPending(ctx, d, seq)
 			continue
 		}
 		wl := *d.Workload
@@ -135,7 +137,6 @@ func (s *Scheduler) cycle(ctx context.Context) {
 // victim). Its job reconciler then suspends the job and releases the quota.
 // The cache counts it as evicting at once, so no other preemptor picks it.
 func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, preemptionReason, msg string) {
-	s.state.Cache.MarkEvicting(victim.Key)
 	var wl musterv1beta1.Workload
 	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
 		return
@@ -147,9 +148,12 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 		setCondition(&wl, musterv1beta1.WorkloadPreempted, metav1.ConditionTrue, preemptionReason, msg, now)
 	}
 	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
-		log.FromContext(ctx).V(2).Info("Eviction write failed; retried next cycle", "workload", victim.Key, "error", err.Error())
+		// Not marked evicting: the next cycle plans again.
+		log.FromContext(ctx).V(2).Info("Eviction write failed; planned again next cycle", "workload", victim.Key, "error", err.Error())
+		s.state.Queues.Notify()
 		return
 	}
+	s.state.Cache.MarkEvicting(victim.Key)
 	cq := string(wl.Status.Admission.ClusterQueue)
 	metrics.EvictionsTotal.WithLabelValues(cq, reason).Inc()
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
@@ -158,9 +162,9 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 
 // keepPending parks or keeps a workload that was not admitted and tells it
 // why, if that changed.
-func (s *Scheduler) keepPending(ctx context.Context, d core.Decision) {
+func (s *Scheduler) keepPending(ctx context.Context, d core.Decision, seq uint64) {
 	if d.Park {
-		s.state.Queues.Park(d.Workload.Key)
+		s.state.Queues.Park(d.Workload.Key, seq)
 	}
 	var wl musterv1beta1.Workload
 	if err := s.client.Get(ctx, nameOf(d.Workload), &wl); err != nil || wl.Status.Admission != nil {
@@ -179,14 +183,8 @@ func (s *Scheduler) admit(ctx context.Context, assumed *core.Workload) {
 	err := s.writeAdmission(ctx, assumed)
 	if err != nil {
 		s.state.Cache.Forget(assumed.Key)
-		if apierrors.IsNotFound(err) {
-			logger.V(2).Info("Dropped admission of a deleted workload")
-			return
-		}
-		logger.V(2).Info("Requeued workload after a failed admission write", "error", err.Error())
-		pending := *assumed
-		pending.Admission = nil
-		s.state.Queues.AddOrUpdate(&pending)
+		logger.V(2).Info("Undid an admission whose write failed", "error", err.Error())
+		s.reapply(ctx, assumed)
 		return
 	}
 	logger.V(2).Info("Admitted workload")
@@ -197,8 +195,8 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	if err := s.client.Get(ctx, nameOf(assumed), &wl); err != nil {
 		return err
 	}
-	if wl.Status.Admission != nil || isFinished(&wl) || !isActive(&wl) {
-		return fmt.Errorf("workload is no longer pending")
+	if wl.ResourceVersion != assumed.ResourceVersion {
+		return fmt.Errorf("workload changed since it was decided on (version %s, now %s)", assumed.ResourceVersion, wl.ResourceVersion)
 	}
 	orig := wl.DeepCopy()
 	now := metav1.NewTime(s.clock.Now())
@@ -208,6 +206,10 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	setCondition(&wl, musterv1beta1.WorkloadQuotaReserved, metav1.ConditionTrue, musterv1beta1.ReasonQuotaReserved, msg, now)
 	setCondition(&wl, musterv1beta1.WorkloadAdmitted, metav1.ConditionTrue, musterv1beta1.ReasonAdmitted,
 		"The workload is admitted", now)
+	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued) != nil {
+		// False now, so that a later requeue is stamped with its own time.
+		setCondition(&wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, musterv1beta1.ReasonAdmitted, msg, now)
+	}
 	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
 	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadPreempted)
 	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -221,6 +223,22 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit",
 		"Admitted by ClusterQueue %s", cq)
 	return nil
+}
+
+// reapply puts a workload whose admission was undone back where its latest
+// version says it belongs. Updates that arrived while it was assumed were
+// not queued, so the stale copy is not used.
+func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
+	var wl musterv1beta1.Workload
+	if err := s.reader.Get(ctx, nameOf(w), &wl); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.state.forgetWorkload(w.Key)
+		}
+		return
+	}
+	var ns corev1.Namespace
+	_ = s.reader.Get(ctx, types.NamespacedName{Name: wl.Namespace}, &ns)
+	s.state.applyWorkload(&wl, ns.Labels, s.clock.Now())
 }
 
 func setCondition(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, reason, msg string, now metav1.Time) {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
 )
 
 // TestFailedAdmissionWriteIsUndone: the scheduler assumes the admission in
@@ -67,7 +68,9 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 	if state.Cache.HoldsQuota("ns/w") {
 		t.Error("the failed admission still holds quota")
 	}
-	if heads := state.Queues.Heads()["cq"]; len(heads) != 1 {
+	if heads := heads(state)["cq"]; len(heads) != 1 {
 		t.Errorf("the workload was not queued again: %v", heads)
 	}
 }
+
+func heads(s *State) map[string][]*core.Workload { h, _ := s.Queues.Heads(); return h }

@@ -21,6 +21,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state := NewState()
 	state.Cache.SetFairSharing(fairSharing)
 	state.Cache.SetBlockAdmission(opts.BlockAdmission)
+	state.blockAdmission = opts.BlockAdmission
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},

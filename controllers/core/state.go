@@ -5,6 +5,8 @@
 package core
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +34,20 @@ type State struct {
 	Cache  *core.Cache
 	Queues *core.Queues
 
+	// blockAdmission is waitForPodsReady.blockAdmission: admission anywhere
+	// waits for any admitted workload, so any release may unblock anyone.
+	blockAdmission bool
+	// synced is closed once the scheduler has rebuilt the core from the
+	// API; controllers apply nothing before, so a rebuild from an older
+	// list never overwrites what they applied.
+	synced     chan struct{}
+	syncedOnce sync.Once
+
+	mu sync.Mutex
+	// localQueues remembers what each LocalQueue was applied with, so that
+	// only a change (resumed, moved) gives its workloads another chance.
+	localQueues map[string]localQueueState
+
 	// clusterQueueEvents asks the ClusterQueue controller to refresh a
 	// queue's activity and status (e.g. its flavor appeared).
 	clusterQueueEvents chan event.GenericEvent
@@ -42,6 +58,8 @@ func NewState() *State {
 	return &State{
 		Cache:              core.NewCache(),
 		Queues:             core.NewQueues(),
+		synced:             make(chan struct{}),
+		localQueues:        map[string]localQueueState{},
 		clusterQueueEvents: make(chan event.GenericEvent, 1024),
 	}
 }
@@ -55,15 +73,69 @@ func (s *State) applyCohort(co *musterv1beta1.Cohort) {
 	s.Cache.UpsertCohort(toCohort(co))
 }
 
+// applyClusterQueue applies a ClusterQueue; its parked workloads and those
+// of its cohort tree get another chance, since a spec change (joining a
+// cohort, lending more) may let them fit.
 func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
 	c := toClusterQueue(cq)
+	before := s.Cache.CohortQueues(c.Name)
 	s.Cache.UpsertClusterQueue(c)
 	s.Queues.UpsertClusterQueue(c.Name, c.Strategy)
+	s.Queues.Unpark(append(before, s.Cache.CohortQueues(c.Name)...)...)
 }
 
+// applyLocalQueue applies a LocalQueue; a resumed one's workloads are
+// tried again.
 func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
-	s.Cache.SetLocalQueueStop(lq.Namespace+"/"+lq.Name, toStop(lq.Spec.StopPolicy))
-	s.Queues.UpsertLocalQueue(lq.Namespace, lq.Name, string(lq.Spec.ClusterQueue))
+	key := lq.Namespace + "/" + lq.Name
+	now := localQueueState{clusterQueue: string(lq.Spec.ClusterQueue), stop: toStop(lq.Spec.StopPolicy)}
+	s.mu.Lock()
+	before, seen := s.localQueues[key]
+	s.localQueues[key] = now
+	s.mu.Unlock()
+	if seen && before == now {
+		return
+	}
+	s.Cache.SetLocalQueueStop(key, now.stop)
+	s.Queues.UpsertLocalQueue(lq.Namespace, lq.Name, now.clusterQueue)
+	s.Queues.Unpark(now.clusterQueue)
+}
+
+// forgetLocalQueue drops a deleted LocalQueue.
+func (s *State) forgetLocalQueue(namespace, name string) {
+	s.mu.Lock()
+	delete(s.localQueues, namespace+"/"+name)
+	s.mu.Unlock()
+	s.Cache.SetLocalQueueStop(namespace+"/"+name, core.Running)
+	s.Queues.DeleteLocalQueue(namespace, name)
+}
+
+type localQueueState struct {
+	clusterQueue string
+	stop         core.StopPolicy
+}
+
+// markSynced records that the core holds everything the API had.
+func (s *State) markSynced() { s.syncedOnce.Do(func() { close(s.synced) }) }
+
+// isSynced reports whether the core was rebuilt from the API.
+func (s *State) isSynced() bool {
+	select {
+	case <-s.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitSynced blocks until the core was rebuilt, or ctx ends.
+func (s *State) waitSynced(ctx context.Context) error {
+	select {
+	case <-s.synced:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // applyWorkload puts a workload where its status says it belongs: holding
@@ -108,7 +180,11 @@ func (s *State) forgetWorkload(key string) {
 // another chance: those of every queue of its cohort tree, which may borrow
 // it or were waiting for preemption victims there.
 func (s *State) release(clusterQueue string) {
-	if clusterQueue != "" {
+	switch {
+	case clusterQueue == "":
+	case s.blockAdmission:
+		s.Queues.Unpark() // admission everywhere may have waited for it
+	default:
 		s.Queues.Unpark(s.Cache.CohortQueues(clusterQueue)...)
 	}
 }

@@ -38,6 +38,9 @@ type WorkloadReconciler struct {
 
 // Reconcile applies one Workload to the core.
 func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.state.waitSynced(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
 	var wl musterv1beta1.Workload
 	if err := r.client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		if apierrors.IsNotFound(err) {

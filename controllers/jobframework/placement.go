@@ -68,17 +68,31 @@ func sortedFlavorNames(m map[corev1.ResourceName]musterv1beta1.ResourceFlavorRef
 	return names
 }
 
-// samePodSets reports whether two pod set lists ask for the same quota:
-// names, counts and every container's requests.
+// samePodSets reports whether two pod set lists ask for the same thing:
+// names, counts, every container's requests, and the placement (node
+// selector, tolerations) that flavor assignment and restore work from.
 func samePodSets(a, b []musterv1beta1.PodSet) bool {
+	if !sameRequests(a, b) {
+		return false
+	}
+	for i := range a {
+		sa, sb := &a[i].Template.Spec, &b[i].Template.Spec
+		if !equalStringMap(sa.NodeSelector, sb.NodeSelector) || !equality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameRequests reports whether two pod set lists ask for the same quota:
+// names, counts and every container's requests.
+func sameRequests(a, b []musterv1beta1.PodSet) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Count != b[i].Count {
-			return false
-		}
-		if !equality.Semantic.DeepEqual(resourcesOf(&a[i].Template.Spec), resourcesOf(&b[i].Template.Spec)) {
+		if a[i].Name != b[i].Name || a[i].Count != b[i].Count ||
+			!equality.Semantic.DeepEqual(resourcesOf(&a[i].Template.Spec), resourcesOf(&b[i].Template.Spec)) {
 			return false
 		}
 	}

@@ -40,7 +40,14 @@ func (r *Reconciler[T]) watchPodsReady(ctx context.Context, job GenericJob, wl *
 	if admitted == nil {
 		return ctrl.Result{}, nil
 	}
-	if left := admitted.LastTransitionTime.Add(o.Timeout).Sub(r.opts.Clock.Now()); left > 0 {
+	// The clock runs from admission, or from when pods that were all ready
+	// stopped being so: a pod restarting hours into a job gets the whole
+	// timeout to come back.
+	since := admitted.LastTransitionTime.Time
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady); c != nil && c.LastTransitionTime.After(since) {
+		since = c.LastTransitionTime.Time
+	}
+	if left := since.Add(o.Timeout).Sub(r.opts.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	return ctrl.Result{}, r.evictForPodsReady(ctx, wl)

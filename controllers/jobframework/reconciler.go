@@ -24,6 +24,8 @@ const (
 	ReasonStarted         = "Started"
 	ReasonStopped         = "Stopped"
 	ReasonFinished        = "Finished"
+	ReasonInactive        = "InactiveWorkload"
+	ReasonJobChanged      = "JobChanged"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
@@ -83,6 +85,16 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
 		return ctrl.Result{}, err
+	}
+	if wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadEvicted) {
+		switch {
+		case wl.Spec.Active != nil && !*wl.Spec.Active:
+			return ctrl.Result{}, r.evictWith(ctx, wl, ReasonInactive, "The workload was deactivated (spec.active=false)")
+		case !sameRequests(wl.Spec.PodSets, job.PodSets()):
+			// Resized while holding quota (parallelism, autoscaling): it
+			// must be admitted again at its new size.
+			return ctrl.Result{}, r.evictWith(ctx, wl, ReasonJobChanged, "The job's pods or requests changed after admission")
+		}
 	}
 	if !isAdmitted(wl) {
 		return ctrl.Result{}, r.stop(ctx, job, wl)
@@ -251,6 +263,20 @@ func (r *Reconciler[T]) suspend(ctx context.Context, job GenericJob, wl *musterv
 	}
 	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStopped, "Stop", msg)
 	log.FromContext(ctx).Info("Stopped job", "reason", msg)
+	return nil
+}
+
+// evictWith evicts an admitted workload that no longer matches what was
+// admitted (deactivated, resized): its job is stopped and its quota
+// released; a still-active one is queued again as it now is.
+func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workload, reason, msg string) error {
+	orig := wl.DeepCopy()
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
+		Reason: reason, Message: msg, ObservedGeneration: wl.Generation})
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	log.FromContext(ctx).Info("Evicted workload", "workload", wl.Name, "reason", reason)
 	return nil
 }
 

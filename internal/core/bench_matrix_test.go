@@ -127,7 +127,8 @@ func BenchmarkSteadyCycle(b *testing.B) {
 
 // applyCycle runs one cycle and applies it as the scheduler would.
 func applyCycle(c *Cache, q *Queues) {
-	for _, d := range Schedule(c.Snapshot(), q.Heads()) {
+	heads, seq := q.Heads()
+	for _, d := range Schedule(c.Snapshot(), heads) {
 		switch {
 		case d.Admission != nil:
 			w := *d.Workload
@@ -135,7 +136,7 @@ func applyCycle(c *Cache, q *Queues) {
 			_ = c.Assume(&w)
 			q.Delete(w.Key)
 		case d.Park:
-			q.Park(d.Workload.Key)
+			q.Park(d.Workload.Key, seq)
 		}
 	}
 }

@@ -45,6 +45,6 @@ func BenchmarkQueuesHeads(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		q.Heads()
+		_, _ = q.Heads()
 	}
 }

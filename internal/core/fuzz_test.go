@@ -37,13 +37,14 @@ func FuzzScheduleInvariants(f *testing.F) {
 			}
 			evicted = evicted[:0]
 			snap := c.Snapshot()
-			ds := Schedule(snap, q.Heads())
-			if again := Schedule(c.Snapshot(), q.Heads()); !sameDecisions(ds, again) {
+			heads, seq := q.Heads()
+			ds := Schedule(snap, heads)
+			if again := Schedule(c.Snapshot(), heads); !sameDecisions(ds, again) {
 				t.Fatalf("cycle %d: two runs on the same input decided differently", cycle)
 			}
 			for _, d := range ds {
 				checkVictims(t, c.Snapshot(), d)
-				evicted = append(evicted, apply(t, c, q, d)...)
+				evicted = append(evicted, apply(t, c, q, d, seq)...)
 			}
 			checkTree(t, c.Snapshot())
 			finishSome(rng, c, q)
@@ -52,7 +53,7 @@ func FuzzScheduleInvariants(f *testing.F) {
 }
 
 // apply plays the shell: assume admissions, mark victims evicting.
-func apply(t *testing.T, c *Cache, q *Queues, d Decision) []string {
+func apply(t *testing.T, c *Cache, q *Queues, d Decision, seq uint64) []string {
 	var evicted []string
 	for _, v := range d.Victims {
 		c.MarkEvicting(v.Workload.Key)
@@ -71,7 +72,7 @@ func apply(t *testing.T, c *Cache, q *Queues, d Decision) []string {
 		}
 		q.Delete(w.Key)
 	case d.Park:
-		q.Park(d.Workload.Key)
+		q.Park(d.Workload.Key, seq)
 	}
 	return evicted
 }

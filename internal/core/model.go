@@ -228,6 +228,9 @@ type Workload struct {
 	Priority int32
 	Created  time.Time
 	PodSets  []PodSet
+	// ResourceVersion is the version of the object the core's view was
+	// taken from; an admission is written only onto that version.
+	ResourceVersion string
 	// NamespaceLabels are the labels of the workload's namespace, matched
 	// against a ClusterQueue's namespaceSelector.
 	NamespaceLabels map[string]string

@@ -22,6 +22,10 @@ type Queues struct {
 	// where maps a pending workload's key to its ClusterQueue ("" if orphan).
 	where map[string]string
 	wake  chan struct{}
+	// unparks counts Unpark calls, so a cycle does not park a workload on
+	// the strength of a snapshot older than a release that would have
+	// admitted it.
+	unparks uint64
 }
 
 // NewQueues returns empty queues.
@@ -121,6 +125,7 @@ func (q *Queues) Delete(key string) {
 func (q *Queues) Unpark(clusterQueues ...string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.unparks++
 	if len(clusterQueues) == 0 {
 		for _, pq := range q.queues {
 			pq.unpark()
@@ -134,18 +139,23 @@ func (q *Queues) Unpark(clusterQueues ...string) {
 	q.notify()
 }
 
-// Park sets a workload that did not fit aside until Unpark.
-func (q *Queues) Park(key string) {
+// Park sets a workload that did not fit aside until Unpark. seq is what
+// Heads returned for the cycle that decided it: if something was unparked
+// since, the workload stays to be tried again instead.
+func (q *Queues) Park(key string, seq uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if seq != q.unparks {
+		return
+	}
 	if pq, ok := q.queues[q.where[key]]; ok {
 		pq.park(key)
 	}
 }
 
 // Heads returns, per ClusterQueue, the workloads that are not parked, in
-// queue order.
-func (q *Queues) Heads() map[string][]*Workload {
+// queue order, and the sequence number to park them with.
+func (q *Queues) Heads() (map[string][]*Workload, uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	heads := map[string][]*Workload{}
@@ -154,7 +164,7 @@ func (q *Queues) Heads() map[string][]*Workload {
 			heads[name] = active
 		}
 	}
-	return heads
+	return heads, q.unparks
 }
 
 // Strategy returns a ClusterQueue's queueing strategy.

@@ -8,7 +8,7 @@ import (
 
 func headNames(q *Queues, cq string) []string {
 	var out []string
-	for _, w := range q.Heads()[cq] {
+	for _, w := range headsOf(q)[cq] {
 		out = append(out, w.Name)
 	}
 	return out
@@ -17,11 +17,11 @@ func headNames(q *Queues, cq string) []string {
 func TestQueuesOrphansWaitForTheirQueue(t *testing.T) {
 	q := NewQueues()
 	q.AddOrUpdate(gpuWl("w", 0, 0, 1, 1))
-	if len(q.Heads()) != 0 {
+	if len(headsOf(q)) != 0 {
 		t.Fatal("a workload without LocalQueue is not schedulable")
 	}
 	q.UpsertLocalQueue("ns", "lq", "cq")
-	if len(q.Heads()) != 0 {
+	if len(headsOf(q)) != 0 {
 		t.Fatal("a workload without ClusterQueue is not schedulable")
 	}
 	q.UpsertClusterQueue("cq", BestEffortFIFO)
@@ -29,7 +29,7 @@ func TestQueuesOrphansWaitForTheirQueue(t *testing.T) {
 		t.Fatalf("heads = %v", got)
 	}
 	q.DeleteLocalQueue("ns", "lq")
-	if len(q.Heads()) != 0 {
+	if len(headsOf(q)) != 0 {
 		t.Fatal("deleting the LocalQueue sets its workloads aside")
 	}
 	_, byLQ := q.PendingCounts()
@@ -44,14 +44,14 @@ func TestQueuesParkAndUnpark(t *testing.T) {
 	q.UpsertClusterQueue("cq", BestEffortFIFO)
 	w := gpuWl("w", 0, 0, 1, 1)
 	q.AddOrUpdate(w)
-	q.Park(w.Key)
-	if len(q.Heads()) != 0 {
+	q.Park(w.Key, seqOf(q))
+	if len(headsOf(q)) != 0 {
 		t.Fatal("parked workload still tried")
 	}
 	// A status write: same request, stays parked.
 	same := *w
 	q.AddOrUpdate(&same)
-	if len(q.Heads()) != 0 {
+	if len(headsOf(q)) != 0 {
 		t.Fatal("an update that changes nothing unparked the workload")
 	}
 	// A real change: priority raised, tried again.
@@ -61,7 +61,7 @@ func TestQueuesParkAndUnpark(t *testing.T) {
 	if got := headNames(q, "cq"); len(got) != 1 {
 		t.Fatal("a changed workload is tried again")
 	}
-	q.Park(w.Key)
+	q.Park(w.Key, seqOf(q))
 	q.Unpark("cq")
 	if got := headNames(q, "cq"); len(got) != 1 {
 		t.Fatal("unpark did not bring the workload back")
@@ -96,5 +96,24 @@ func TestQueuesWaitWakesOnAdd(t *testing.T) {
 	go q.AddOrUpdate(gpuWl("w", 0, 0, 1, 1))
 	if !q.Wait(ctx) {
 		t.Fatal("no wake-up after a new workload")
+	}
+}
+
+func headsOf(q *Queues) map[string][]*Workload { h, _ := q.Heads(); return h }
+func seqOf(q *Queues) uint64                   { _, s := q.Heads(); return s }
+
+// TestQueuesNoParkAfterARelease: a cycle that decided on an old snapshot
+// must not park a workload when quota was released meanwhile.
+func TestQueuesNoParkAfterARelease(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	w := gpuWl("w", 0, 0, 1, 1)
+	q.AddOrUpdate(w)
+	_, seq := q.Heads()
+	q.Unpark("cq") // quota freed while the cycle ran
+	q.Park(w.Key, seq)
+	if len(headsOf(q)["cq"]) != 1 {
+		t.Fatal("parked on a stale decision: nothing would wake it")
 	}
 }

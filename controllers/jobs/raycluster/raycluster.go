@@ -127,6 +127,8 @@ func (c *Cluster) Finished() (string, bool, bool) {
 
 func (c *Cluster) PodsReady() bool { return c.Status.State == rayv1.Ready }
 
+// IsActive: workers still up. The head's pod name may linger in the status
+// of a suspended cluster, so it is not a sign of activity.
 func (c *Cluster) IsActive() bool {
-	return c.Status.ReadyWorkerReplicas > 0 || c.Status.AvailableWorkerReplicas > 0 || c.Status.Head.PodName != ""
+	return c.Status.State != rayv1.Suspended && (c.Status.ReadyWorkerReplicas > 0 || c.Status.AvailableWorkerReplicas > 0)
 }

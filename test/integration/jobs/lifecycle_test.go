@@ -215,3 +215,51 @@ func TestWorkloadPriorityClassOrdersTheQueue(t *testing.T) {
 	expectRunning(t, high)
 	consistently(t, func(g Gomega) { g.Expect(isSuspended(getJob(g, low))).To(BeTrue()) })
 }
+
+// TestResizedJobIsEvictedAndAdmittedAtItsNewSize: a running Job whose
+// parallelism grows past its admission is stopped and queued again at its
+// new size; it never runs more pods than its quota.
+func TestResizedJobIsEvictedAndAdmittedAtItsNewSize(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	j := q.gpuJob("grows", 2, "1")
+	j.Spec.Completions = ptrInt32(8) // parallelism, not completions, bounds the pods
+	g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+	expectRunning(t, j)
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := getJob(g, j)
+		got.Spec.Parallelism = ptrInt32(6)
+		return env.Client.Update(ctx, got)
+	})).To(Succeed())
+	expectPending(t, j, "6 requested, 4 available")
+	g.Expect(workloadOf(g, j).Spec.PodSets[0].Count).To(BeEquivalentTo(6))
+}
+
+// TestDeactivatedWorkloadIsEvicted: spec.active=false on an admitted
+// workload stops its job and releases the quota.
+func TestDeactivatedWorkloadIsEvicted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	q := setupQueues(t, "4")
+	j := q.gpuJob("deactivated", 1, "4")
+	g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+	expectRunning(t, j)
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		wl := workloadOf(g, j)
+		wl.Spec.Active = ptrBool(false)
+		return env.Client.Update(ctx, wl)
+	})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(isSuspended(getJob(g, j))).To(BeTrue())
+		g.Expect(workloadOf(g, j).Status.Admission).To(BeNil())
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	next := q.gpuJob("next", 1, "4")
+	g.Expect(env.Client.Create(ctx, next)).To(Succeed())
+	expectRunning(t, next)
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+func ptrBool(v bool) *bool    { return &v }
