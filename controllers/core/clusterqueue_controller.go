@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
 	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/internal/core"
 )
@@ -43,6 +44,11 @@ type ClusterQueueReconciler struct {
 
 // Reconcile applies a ClusterQueue and refreshes its status.
 func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.state.waitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=cohorts,verbs=get;list;watch
@@ -29,6 +30,11 @@ type CohortReconciler struct {
 
 // Reconcile applies one Cohort.
 func (r *CohortReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (r *CohortReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.state.waitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

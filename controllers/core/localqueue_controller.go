@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
 	"github.com/musterhq/muster/internal/core"
 )
 
@@ -27,6 +28,11 @@ type LocalQueueReconciler struct {
 
 // Reconcile applies a LocalQueue and refreshes its status.
 func (r *LocalQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.state.waitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

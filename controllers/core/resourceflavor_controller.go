@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=resourceflavors,verbs=get;list;watch;update;patch
@@ -24,6 +25,11 @@ type ResourceFlavorReconciler struct {
 
 // Reconcile applies one ResourceFlavor.
 func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.state.waitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch;create;update;patch;delete
@@ -38,6 +39,11 @@ type WorkloadReconciler struct {
 
 // Reconcile applies one Workload to the core.
 func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	if err := r.state.waitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
 )
 
 // Event reasons on jobs and workloads.
@@ -53,6 +54,11 @@ func NewReconciler[T client.Object](mgr ctrl.Manager, kind Kind[T], opts Options
 
 // Reconcile takes one job one step towards what its Workload says.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.kind.New()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -19,6 +19,8 @@ import (
 
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	uberzap "go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -79,7 +81,8 @@ func NewScheme() *k8sruntime.Scheme {
 // configurations when asked). It fails fast with a hint when the control
 // plane binaries have not been built.
 func Start(opts Options) (*Env, error) {
-	log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel()),
+		zap.RawZapOpts(uberzap.WrapCore(func(c zapcore.Core) zapcore.Core { return &errorRecorder{Core: c} }))))
 	if err := setAssets(); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -67,11 +68,17 @@ func (e *Env) StartManager(t testing.TB, mutate ...func(*configv1beta1.Configura
 // StartManagerE is StartManager for callers without a testing.TB, such as
 // TestMain; the caller stops the manager.
 func (e *Env) StartManagerE(mutate ...func(*configv1beta1.Configuration)) (*Manager, error) {
+	return e.StartManagerAs(e.Config, mutate...)
+}
+
+// StartManagerAs starts a manager that talks to the API server with the
+// given identity (tests of the generated RBAC); the caller stops it.
+func (e *Env) StartManagerAs(restConfig *rest.Config, mutate ...func(*configv1beta1.Configuration)) (*Manager, error) {
 	cfg := e.TestConfig()
 	for _, m := range mutate {
 		m(cfg)
 	}
-	mgr, err := controllers.NewManager(e.Config, cfg, controllers.WithManagerOptions(func(o *ctrl.Options) {
+	mgr, err := controllers.NewManager(restConfig, cfg, controllers.WithManagerOptions(func(o *ctrl.Options) {
 		// Several managers run in one test process, one after another or
 		// side by side; their controllers share names.
 		o.Controller.SkipNameValidation = ptr.To(true)
@@ -132,6 +139,16 @@ func (e *Env) Restart(t testing.TB, m *Manager) *Manager {
 	m.Stop(t)
 	cfg := m.Config.DeepCopy()
 	return e.StartManager(t, func(c *configv1beta1.Configuration) { *c = *cfg })
+}
+
+// UserConfig returns a rest config for a user of the given name and groups,
+// with no permissions but those the test grants.
+func (e *Env) UserConfig(name string, groups ...string) (*rest.Config, error) {
+	user, err := e.testEnv.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return user.Config(), nil
 }
 
 // KubeConfig returns an admin kubeconfig for the API server.

@@ -1,0 +1,208 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	. "github.com/musterhq/muster/test/builder"
+	"github.com/musterhq/muster/test/framework"
+)
+
+// TestConflictingWritersLoseNothing (P10): while 20 Jobs are admitted and
+// finished, other writers keep updating the same Jobs and Workloads. No
+// admission is lost, no quota is counted twice (sampled), and no conflict
+// reaches an error-level log line.
+func TestConflictingWritersLoseNothing(t *testing.T) {
+	const quota, jobs = 8, 20
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.StartManager(t)
+	q := setupQueues(t, fmt.Sprint(quota))
+	conflictsBefore := framework.ConflictErrors()
+
+	var wg sync.WaitGroup
+	violations := make(chan string, 1)
+	var samples int
+	wg.Add(4)
+	go func() { defer wg.Done(); samples = sampleUsage(ctx, q, quota, violations) }()
+	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 300*time.Millisecond) }()
+	go func() { defer wg.Done(); scribble(ctx, q.ns, &musterv1beta1.WorkloadList{}) }()
+	go func() { defer wg.Done(); scribble(ctx, q.ns, &batchv1.JobList{}) }()
+
+	rng := rand.New(rand.NewPCG(7, 11))
+	for i := range jobs {
+		g.Expect(env.Client.Create(ctx, q.gpuJob(fmt.Sprintf("p10-%02d", i), 1, fmt.Sprint(1+rng.IntN(4))))).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) int {
+		var wls musterv1beta1.WorkloadList
+		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
+		finished := 0
+		for _, wl := range wls.Items {
+			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+				finished++
+			}
+		}
+		return finished
+	}, 90*time.Second, 200*time.Millisecond).Should(Equal(jobs), "no admission lost")
+	cancel()
+	wg.Wait()
+	select {
+	case v := <-violations:
+		t.Fatal(v)
+	default:
+	}
+	t.Logf("%d usage samples, none above quota", samples)
+	g.Expect(framework.ConflictErrors() - conflictsBefore).To(BeZero(), "conflicts are retried quietly, not logged as errors")
+}
+
+// scribble keeps touching an annotation on every object of a list, as other
+// controllers and users do, until ctx ends.
+func scribble(ctx context.Context, ns string, list client.ObjectList) {
+	for n := 0; ctx.Err() == nil; n++ {
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err == nil {
+			_ = meta.EachListItem(list, func(o runtime.Object) error {
+				obj := o.(client.Object)
+				a := obj.GetAnnotations()
+				if a == nil {
+					a = map[string]string{}
+				}
+				a["test.muster.dev/scribble"] = fmt.Sprint(n)
+				obj.SetAnnotations(a)
+				_ = env.Client.Update(ctx, obj) // conflicts expected
+				return nil
+			})
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+}
+
+// TestWebhookFailsClosedOutsideSystemNamespaces (P6): with no Muster
+// replica answering, a job naming a queue cannot be created in a managed
+// namespace (it would run ungated); kube-system is not affected.
+func TestWebhookFailsClosedOutsideSystemNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := env.NewNamespace(t, "failclosed", nil)
+	err := env.Client.Create(ctx, MakeJob("ungated", ns).Queue("main").Obj())
+	g.Expect(err).To(MatchError(ContainSubstring("failed calling webhook")))
+
+	system := MakeJob("system-"+ns, "kube-system").Queue("main").Obj()
+	g.Expect(env.Client.Create(ctx, system)).To(Succeed(), "kube-system is excluded by the namespaceSelector")
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, system) })
+}
+
+// TestFlavorAndQueuesInAnyOrder (P8): whatever order the flavor, the
+// ClusterQueue, the LocalQueue and the Job arrive in, the ClusterQueue is
+// inactive while its flavor is missing and the Job ends up admitted.
+func TestFlavorAndQueuesInAnyOrder(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	type step func(ns string) client.Object
+	steps := map[string]step{
+		"flavor": func(ns string) client.Object { return MakeResourceFlavor("f-"+ns).NodeLabel("gpu", "a100").Obj() },
+		"cq": func(ns string) client.Object {
+			return MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "4").Obj()).Obj()
+		},
+		"lq":  func(ns string) client.Object { return MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj() },
+		"job": func(ns string) client.Object { return MakeJob("j", ns).Queue("main").Request(gpu, "2").Obj() },
+	}
+	var jobs []*batchv1.Job
+	for _, order := range permutations([]string{"flavor", "cq", "lq", "job"}) {
+		ns := env.NewNamespace(t, "order", nil)
+		for _, name := range order {
+			obj := steps[name](ns)
+			g.Expect(env.Client.Create(ctx, obj)).To(Succeed(), "%v", order)
+			t.Cleanup(func() { _ = env.Client.Delete(ctx, obj) })
+			if j, ok := obj.(*batchv1.Job); ok {
+				jobs = append(jobs, j)
+			}
+			time.Sleep(20 * time.Millisecond) // let each arrival be seen on its own
+		}
+	}
+	for _, j := range jobs {
+		expectRunning(t, j)
+	}
+}
+
+func permutations(xs []string) [][]string {
+	if len(xs) <= 1 {
+		return [][]string{append([]string(nil), xs...)}
+	}
+	var out [][]string
+	for i := range xs {
+		rest := append(append([]string(nil), xs[:i]...), xs[i+1:]...)
+		for _, p := range permutations(rest) {
+			out = append(out, append([]string{xs[i]}, p...))
+		}
+	}
+	return out
+}
+
+// TestRestartWithBacklogNeverOverAdmits (P3): a manager restarted with
+// admitted work and a backlog rebuilds its cache before admitting: sampled
+// every 10 ms through the restart and what follows, usage never exceeds
+// quota, and the backlog drains.
+func TestRestartWithBacklogNeverOverAdmits(t *testing.T) {
+	const quota, jobs = 8, 8
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr := env.StartManager(t)
+	q := setupQueues(t, fmt.Sprint(quota))
+	violations := make(chan string, 1)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); sampleUsage(ctx, q, quota, violations) }()
+	for i := range jobs {
+		g.Expect(env.Client.Create(ctx, q.gpuJob(fmt.Sprintf("p3-%d", i), 1, "4"))).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) int { return admittedCount(g, q.ns) }, framework.Timeout, framework.Interval).Should(Equal(2))
+
+	mgr.Stop(t)
+	mgr = env.Restart(t, mgr)
+	wg.Add(1)
+	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 200*time.Millisecond) }()
+	g.Eventually(func(g Gomega) int {
+		var wls musterv1beta1.WorkloadList
+		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
+		n := 0
+		for _, wl := range wls.Items {
+			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+				n++
+			}
+		}
+		return n
+	}, 60*time.Second, 200*time.Millisecond).Should(Equal(jobs))
+	cancel()
+	wg.Wait()
+	select {
+	case v := <-violations:
+		t.Fatal(v)
+	default:
+	}
+}
+
+func admittedCount(g Gomega, ns string) int {
+	var wls musterv1beta1.WorkloadList
+	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(ns))).To(Succeed())
+	n := 0
+	for _, wl := range wls.Items {
+		if wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+			n++
+		}
+	}
+	return n
+}
