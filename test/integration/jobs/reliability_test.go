@@ -64,7 +64,7 @@ func TestConflictingWritersLoseNothing(t *testing.T) {
 	default:
 	}
 	t.Logf("%d usage samples, none above quota", samples)
-	g.Expect(framework.ConflictErrors() - conflictsBefore).To(BeZero(), "conflicts are retried quietly, not logged as errors")
+	g.Expect(framework.ConflictErrors()-conflictsBefore).To(BeZero(), "conflicts are retried quietly, not logged as errors")
 }
 
 // scribble keeps touching an annotation on every object of a list, as other
@@ -114,9 +114,9 @@ func TestFlavorAndQueuesInAnyOrder(t *testing.T) {
 	steps := map[string]step{
 		"flavor": func(ns string) client.Object { return MakeResourceFlavor("f-"+ns).NodeLabel("gpu", "a100").Obj() },
 		"cq": func(ns string) client.Object {
-			return MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "4").Obj()).Obj()
+			return MakeClusterQueue("cq-" + ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "4").Obj()).Obj()
 		},
-		"lq":  func(ns string) client.Object { return MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj() },
+		"lq":  func(ns string) client.Object { return MakeLocalQueue("main", ns).ClusterQueue("cq-" + ns).Obj() },
 		"job": func(ns string) client.Object { return MakeJob("j", ns).Queue("main").Request(gpu, "2").Obj() },
 	}
 	var jobs []*batchv1.Job
