@@ -34,6 +34,12 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations f
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
 
+.PHONY: chart
+chart: ## Regenerate the parts of charts/muster that mirror config/ (CRDs, RBAC, webhooks, Services).
+	@rm -rf charts/muster/crds && mkdir -p charts/muster/crds && cp config/crd/bases/*.yaml charts/muster/crds/
+	@hack/build-tools.sh $(K8S_BIN) kubectl
+	$(K8S_BIN)/kubectl kustomize config/default | go run ./hack/genchart > charts/muster/templates/generated.yaml
+
 .PHONY: fmt
 fmt: ## Run gofmt on the code.
 	gofmt -l -w $$(git ls-files '*.go')
@@ -43,10 +49,10 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: verify
-verify: manifests generate ## Fail if generated files are stale or code is unformatted.
+verify: manifests generate chart ## Fail if generated files (CRDs, RBAC, webhooks, deepcopy, chart) are stale or code is unformatted.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
-	@git diff --exit-code --stat -- apis config && test -z "$$(git ls-files --others --exclude-standard -- apis config)" || \
-		{ git ls-files --others --exclude-standard -- apis config; echo "generated files are stale: run make manifests generate and commit"; exit 1; }
+	@git diff --exit-code --stat -- apis config charts && test -z "$$(git ls-files --others --exclude-standard -- apis config charts)" || \
+		{ git ls-files --others --exclude-standard -- apis config charts; echo "generated files are stale: run make manifests generate chart and commit"; exit 1; }
 	go vet ./...
 
 ##@ Test
@@ -64,7 +70,7 @@ test-integration: envtest-assets ## Run integration tests against a real kube-ap
 
 .PHONY: envtest-assets
 envtest-assets: job-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
-	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl
+	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl helm
 
 # The CRDs of the job kinds Muster integrates with, taken from the module
 # cache at the versions go.mod pins (nothing is downloaded but modules):

@@ -4,7 +4,7 @@
 #   hack/build-tools.sh OUTDIR NAME...
 #
 # NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler
-# kubectl kwok training-operator kuberay-operator.
+# kubectl kwok training-operator kuberay-operator helm.
 # Each binary is rebuilt only when the pinned module files (go.mod/go.sum of its
 # tools module) change: OUTDIR/.NAME.pin records the hash it was built from.
 # Nothing is downloaded except modules from the Go module proxy.
@@ -35,6 +35,7 @@ build() {
     kwok) module=kwok; pkg=sigs.k8s.io/kwok/cmd/kwok ;;
     training-operator) module=training-operator; pkg=github.com/kubeflow/training-operator/cmd/training-operator.v1 ;;
     kuberay-operator) module=kuberay; pkg=github.com/ray-project/kuberay/ray-operator ;;
+    helm) module=helm; pkg=helm.sh/helm/v3/cmd/helm ;;
     *) echo "unknown binary: $name" >&2; exit 2 ;;
   esac
   pin=$(pin_of "$module")

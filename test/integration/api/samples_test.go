@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -153,4 +154,50 @@ func TestDefaultKustomizationIsValid(t *testing.T) {
 	out, err := apply.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))
 	g.Expect(string(out)).To(ContainSubstring("deployment.apps/muster-controller-manager serverside-applied (server dry run)"))
+}
+
+// TestHelmChartIsValid: the chart renders in both certificate modes, its
+// objects are accepted by the API server (server-side dry run), and the
+// component configuration it renders loads and validates.
+func TestHelmChartIsValid(t *testing.T) {
+	g := NewWithT(t)
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	chart := filepath.Join(framework.RepoRoot(), "charts", "muster")
+	render := func(args ...string) []byte {
+		out, err := exec.Command(filepath.Join(assets, "helm"), append([]string{"template", "muster", chart, "-n", "muster-system"}, args...)...).Output()
+		g.Expect(err).NotTo(HaveOccurred(), "helm template %v", args)
+		return out
+	}
+	g.Expect(string(render("--set", "certs.mode=cert-manager"))).To(ContainSubstring("kind: Certificate"))
+	manifests := render("--set", "fairSharing.enable=true", "--set", "replicas=3")
+
+	kubeconfig, err := env.KubeConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "muster-system"}}
+	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(), ns))).To(Succeed())
+	apply := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", path, "apply", "--server-side", "--dry-run=server", "-f", "-")
+	apply.Stdin = bytes.NewReader(manifests)
+	out, err := apply.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(out))
+
+	var config string
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
+	for {
+		var cm corev1.ConfigMap
+		if err := dec.Decode(&cm); err != nil {
+			break
+		}
+		if cm.Kind == "ConfigMap" && cm.Name == "muster-manager-config" {
+			config = cm.Data["config.yaml"]
+		}
+	}
+	g.Expect(config).NotTo(BeEmpty())
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	g.Expect(os.WriteFile(file, []byte(config), 0o600)).To(Succeed())
+	cfg, err := configv1beta1.Load(file)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.FairSharing.Enable).To(BeTrue())
+	g.Expect(*cfg.InternalCertManagement.Enable).To(BeTrue())
 }
