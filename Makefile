@@ -68,6 +68,10 @@ test-unit: ## Run unit tests (no API server).
 test-integration: envtest-assets ## Run integration tests against a real kube-apiserver and etcd.
 	go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./test/integration/...
 
+.PHONY: soak
+soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager restarts every SOAK_RESTART_EVERY, conflicts.
+	go test -tags soak -count=1 -timeout 60m -v -run TestSoak ./test/soak/
+
 .PHONY: envtest-assets
 envtest-assets: job-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
 	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl helm

@@ -206,3 +206,85 @@ func admittedCount(g Gomega, ns string) int {
 	}
 	return n
 }
+
+// TestQuotaNeverOversubscribedInACohort (P1 with cohorts and borrowing):
+// two queues of 6 GPUs in a cohort, one allowed to borrow 4; 30 Jobs of
+// random sizes on both, created at once. Sampled every 10 ms: the cohort
+// never holds more than 12 GPUs, the borrower never more than 10, the
+// other never more than 12; everything eventually runs.
+func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
+	g := NewWithT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	env.StartManager(t)
+	ns := env.NewNamespace(t, "p1-cohort", nil)
+	flavor := "f-" + ns
+	mk := func(name, borrowing string) *musterv1beta1.ClusterQueue {
+		return MakeClusterQueue(name+"-"+ns).Cohort("c-"+ns).
+			ResourceGroup(MakeFlavorQuotas(flavor).Resource(gpu, "6", borrowing).Obj()).Obj()
+	}
+	env.CreateAll(t, MakeResourceFlavor(flavor).NodeLabel("gpu", "a100").Obj(), mk("a", "4"), mk("b", ""),
+		MakeLocalQueue("a", ns).ClusterQueue("a-"+ns).Obj(), MakeLocalQueue("b", ns).ClusterQueue("b-"+ns).Obj())
+
+	limits := map[string]int64{"a-" + ns: 10, "b-" + ns: 12}
+	violations := make(chan string, 1)
+	var wg sync.WaitGroup
+	var samples int
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			var wls musterv1beta1.WorkloadList
+			if err := env.Client.List(ctx, &wls, client.InNamespace(ns)); err == nil {
+				used := map[string]int64{}
+				total := int64(0)
+				for _, wl := range wls.Items {
+					if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+						continue
+					}
+					for _, psa := range wl.Status.Admission.PodSetAssignments {
+						v := psa.ResourceUsage[gpu]
+						used[string(wl.Status.Admission.ClusterQueue)] += v.Value()
+						total += v.Value()
+					}
+				}
+				samples++
+				for cq, n := range used {
+					if n > limits[cq] || total > 12 {
+						select {
+						case violations <- fmt.Sprintf("sample %d: %v (total %d)", samples, used, total):
+						default:
+						}
+					}
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	go func() { defer wg.Done(); finishRunningJobs(ctx, ns, 150*time.Millisecond) }()
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := range 30 {
+		queue := []string{"a", "b"}[rng.IntN(2)]
+		j := MakeJob(fmt.Sprintf("p1-%02d", i), ns).Queue(queue).Parallelism(int32(1+rng.IntN(2))).Request(gpu, fmt.Sprint(1+rng.IntN(3))).Obj()
+		g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) int {
+		var wls musterv1beta1.WorkloadList
+		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(ns))).To(Succeed())
+		n := 0
+		for _, wl := range wls.Items {
+			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+				n++
+			}
+		}
+		return n
+	}, 90*time.Second, 200*time.Millisecond).Should(Equal(30))
+	cancel()
+	wg.Wait()
+	select {
+	case v := <-violations:
+		t.Fatal(v)
+	default:
+	}
+	t.Logf("%d samples, none above the cohort's limits", samples)
+}
