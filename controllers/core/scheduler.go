@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +36,16 @@ type Scheduler struct {
 	state    *State
 	recorder events.EventRecorder
 	clock    clock.Clock
+	// pendingWritten is when each pending workload's reason was last
+	// written; only the cycle goroutine uses it.
+	pendingWritten map[string]time.Time
 }
+
+// pendingRefresh is how stale the numbers of an unchanged pending reason
+// may get. A reason that only differs in its quantities (available quota
+// moves with every admission) is rewritten at most this often, so a large
+// backlog does not turn every admission into hundreds of status writes.
+const pendingRefresh = 30 * time.Second
 
 // Start rebuilds the core and runs cycles until ctx ends.
 func (s *Scheduler) Start(ctx context.Context) error {
@@ -114,6 +124,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.keepPending(ctx, d, seq)
 			continue
 		}
+		delete(s.pendingWritten, d.Workload.Key)
 		wl := *d.Workload
 		wl.Admission = d.Admission
 		wl.AdmittedAt = s.clock.Now()
@@ -170,7 +181,16 @@ func (s *Scheduler) keepPending(ctx context.Context, d core.Decision, seq uint64
 	if err := s.client.Get(ctx, nameOf(d.Workload), &wl); err != nil || wl.Status.Admission != nil {
 		return
 	}
-	if err := setPending(ctx, s.client, &wl, musterv1beta1.ReasonPending, d.Message); err != nil {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil &&
+		c.Reason == musterv1beta1.ReasonPending && c.Message != d.Message && withoutNumbers(c.Message) == withoutNumbers(d.Message) &&
+		s.clock.Since(s.pendingWritten[d.Workload.Key]) < pendingRefresh {
+		return
+	}
+	if s.pendingWritten == nil {
+		s.pendingWritten = map[string]time.Time{}
+	}
+	s.pendingWritten[d.Workload.Key] = s.clock.Now()
+	if err := setPending(ctx, s.client, &wl, musterv1beta1.ReasonPending, d.Message); err != nil && ctx.Err() == nil {
 		log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", d.Workload.Key)
 	}
 }
@@ -239,6 +259,17 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 	var ns corev1.Namespace
 	_ = s.reader.Get(ctx, types.NamespacedName{Name: wl.Namespace}, &ns)
 	s.state.applyWorkload(&wl, ns.Labels, s.clock.Now())
+}
+
+// withoutNumbers is a message with its quantities blanked, to tell a new
+// reason from the same reason with other amounts.
+func withoutNumbers(msg string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return '#'
+		}
+		return r
+	}, msg)
 }
 
 func setCondition(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, reason, msg string, now metav1.Time) {
