@@ -220,7 +220,7 @@ func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
 	ns := env.NewNamespace(t, "p1-cohort", nil)
 	flavor := "f-" + ns
 	mk := func(name, borrowing string) *musterv1beta1.ClusterQueue {
-		return MakeClusterQueue(name+"-"+ns).Cohort("c-"+ns).
+		return MakeClusterQueue(name + "-" + ns).Cohort("c-" + ns).
 			ResourceGroup(MakeFlavorQuotas(flavor).Resource(gpu, "6", borrowing).Obj()).Obj()
 	}
 	env.CreateAll(t, MakeResourceFlavor(flavor).NodeLabel("gpu", "a100").Obj(), mk("a", "4"), mk("b", ""),
