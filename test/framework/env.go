@@ -17,23 +17,19 @@ import (
 	"testing"
 	"time"
 
-	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
-	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	uberzap "go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
-	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers"
 )
 
 // Options chooses what an Env installs.
@@ -63,16 +59,14 @@ func RepoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// NewScheme returns a scheme with the built-in kinds and Muster's API.
+// NewScheme returns the manager's scheme plus the CRD types tests read.
 func NewScheme() *k8sruntime.Scheme {
-	s := k8sruntime.NewScheme()
-	for _, add := range []func(*k8sruntime.Scheme) error{
-		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme,
-		apiextensionsv1.AddToScheme, kftraining.AddToScheme, rayv1.AddToScheme,
-	} {
-		if err := add(s); err != nil {
-			panic(err)
-		}
+	s, err := controllers.Scheme()
+	if err == nil {
+		err = apiextensionsv1.AddToScheme(s)
+	}
+	if err != nil {
+		panic(err)
 	}
 	return s
 }
