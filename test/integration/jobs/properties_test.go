@@ -47,17 +47,8 @@ func TestQuotaIsNeverOversubscribed(t *testing.T) {
 	}
 	created.Wait()
 
-	g.Eventually(func(g Gomega) {
-		var wls musterv1beta1.WorkloadList
-		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
-		finished := 0
-		for _, wl := range wls.Items {
-			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-				finished++
-			}
-		}
-		g.Expect(finished).To(Equal(jobs))
-	}, 60*time.Second, 100*time.Millisecond).Should(Succeed(), "every job eventually runs and finishes")
+	g.Eventually(func(g Gomega) int { return finishedCount(g, q.ns) }, 60*time.Second, 100*time.Millisecond).
+		Should(Equal(jobs), "every job eventually runs and finishes")
 	cancel()
 	wg.Wait()
 	select {

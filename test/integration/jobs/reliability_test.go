@@ -45,17 +45,7 @@ func TestConflictingWritersLoseNothing(t *testing.T) {
 	for i := range jobs {
 		g.Expect(env.Client.Create(ctx, q.gpuJob(fmt.Sprintf("p10-%02d", i), 1, fmt.Sprint(1+rng.IntN(4))))).To(Succeed())
 	}
-	g.Eventually(func(g Gomega) int {
-		var wls musterv1beta1.WorkloadList
-		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
-		finished := 0
-		for _, wl := range wls.Items {
-			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-				finished++
-			}
-		}
-		return finished
-	}, 90*time.Second, 200*time.Millisecond).Should(Equal(jobs), "no admission lost")
+	g.Eventually(func(g Gomega) int { return finishedCount(g, q.ns) }, 90*time.Second, 200*time.Millisecond).Should(Equal(jobs), "no admission lost")
 	cancel()
 	wg.Wait()
 	select {
@@ -175,17 +165,7 @@ func TestRestartWithBacklogNeverOverAdmits(t *testing.T) {
 	mgr = env.Restart(t, mgr)
 	wg.Add(1)
 	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 200*time.Millisecond) }()
-	g.Eventually(func(g Gomega) int {
-		var wls musterv1beta1.WorkloadList
-		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(q.ns))).To(Succeed())
-		n := 0
-		for _, wl := range wls.Items {
-			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-				n++
-			}
-		}
-		return n
-	}, 60*time.Second, 200*time.Millisecond).Should(Equal(jobs))
+	g.Eventually(func(g Gomega) int { return finishedCount(g, q.ns) }, 60*time.Second, 200*time.Millisecond).Should(Equal(jobs))
 	cancel()
 	wg.Wait()
 	select {
@@ -268,17 +248,7 @@ func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
 		j := MakeJob(fmt.Sprintf("p1-%02d", i), ns).Queue(queue).Parallelism(int32(1+rng.IntN(2))).Request(gpu, fmt.Sprint(1+rng.IntN(3))).Obj()
 		g.Expect(env.Client.Create(ctx, j)).To(Succeed())
 	}
-	g.Eventually(func(g Gomega) int {
-		var wls musterv1beta1.WorkloadList
-		g.Expect(env.Client.List(ctx, &wls, client.InNamespace(ns))).To(Succeed())
-		n := 0
-		for _, wl := range wls.Items {
-			if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-				n++
-			}
-		}
-		return n
-	}, 90*time.Second, 200*time.Millisecond).Should(Equal(30))
+	g.Eventually(func(g Gomega) int { return finishedCount(g, ns) }, 90*time.Second, 200*time.Millisecond).Should(Equal(30))
 	cancel()
 	wg.Wait()
 	select {
@@ -287,4 +257,17 @@ func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
 	default:
 	}
 	t.Logf("%d samples, none above the cohort's limits", samples)
+}
+
+// finishedCount is how many workloads of a namespace finished.
+func finishedCount(g Gomega, ns string) int {
+	var wls musterv1beta1.WorkloadList
+	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(ns))).To(Succeed())
+	n := 0
+	for _, wl := range wls.Items {
+		if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+			n++
+		}
+	}
+	return n
 }
