@@ -70,7 +70,7 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 	if err := r.updateStatus(ctx, &cq); err != nil {
 		return ctrl.Result{}, err
 	}
-	inUse := r.state.Cache.ClusterQueueStatus(cq.Name).Reserving > 0
+	inUse := r.state.Cache.Reserving(cq.Name) > 0
 	return syncFinalizer(ctx, r.client, &cq, inUse)
 }
 

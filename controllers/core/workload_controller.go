@@ -79,7 +79,7 @@ func (r *WorkloadReconciler) reportMissingQueue(ctx context.Context, wl *musterv
 	switch {
 	case !ok:
 		reason, msg = "LocalQueueNotFound", fmt.Sprintf("LocalQueue %s doesn't exist", wl.Spec.QueueName)
-	case !r.state.Cache.ClusterQueueStatus(cq).Exists:
+	case !r.state.Cache.HasClusterQueue(cq):
 		reason, msg = musterv1beta1.ReasonClusterQueueNotFound, fmt.Sprintf("ClusterQueue %s doesn't exist", cq)
 	default:
 		return nil

@@ -101,15 +101,15 @@ func (c *Cache) MarkEvicting(key string) {
 	}
 }
 
+// The tree queries below walk the cohorts' parent links in the cache
+// instead of building a snapshot: they run on every release of quota.
+
 // CohortTreeQueues lists the ClusterQueues of the cohort tree that holds a
 // cohort.
 func (c *Cache) CohortTreeQueues(cohort string) []string {
-	s := c.Snapshot()
-	n, ok := s.cohorts[cohort]
-	if !ok {
-		return nil
-	}
-	return n.root().leafNames()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.treeQueues(c.rootOf(cohort))
 }
 
 // CohortShare returns a cohort's DRF share within its parent, in
@@ -124,26 +124,59 @@ func (c *Cache) CohortShare(cohort string) (int64, bool) {
 
 // AncestorCohorts lists the cohorts above a ClusterQueue, nearest first.
 func (c *Cache) AncestorCohorts(clusterQueue string) []string {
-	q := c.Snapshot().Queue(clusterQueue)
-	if q == nil {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cq, ok := c.queues[clusterQueue]
+	if !ok || cq.Cohort == "" {
 		return nil
 	}
-	var out []string
-	for n := q.node.parent; n != nil; n = n.parent {
-		out = append(out, n.name)
-	}
-	return out
+	return c.ancestors(cq.Cohort)
 }
 
 // CohortQueues lists the ClusterQueues that share quota with the named one
 // (its whole cohort tree), itself included.
 func (c *Cache) CohortQueues(name string) []string {
-	s := c.Snapshot()
-	q := s.Queue(name)
-	if q == nil {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cq, ok := c.queues[name]
+	if !ok || cq.Cohort == "" {
 		return []string{name}
 	}
-	return q.node.root().leafNames()
+	return c.treeQueues(c.rootOf(cq.Cohort))
+}
+
+// ancestors is a cohort and its parents, nearest first, stopping at a
+// cycle.
+func (c *Cache) ancestors(cohort string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for name := cohort; name != "" && !seen[name]; {
+		seen[name] = true
+		out = append(out, name)
+		co, ok := c.cohorts[name]
+		if !ok {
+			break
+		}
+		name = co.Parent
+	}
+	return out
+}
+
+func (c *Cache) rootOf(cohort string) string {
+	a := c.ancestors(cohort)
+	return a[len(a)-1]
+}
+
+// treeQueues lists, sorted, the ClusterQueues whose cohort tree has root.
+func (c *Cache) treeQueues(root string) []string {
+	var out []string
+	for name, cq := range c.queues {
+		if cq.Cohort != "" && c.rootOf(cq.Cohort) == root {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // UpsertFlavor adds or replaces a flavor.
@@ -243,30 +276,38 @@ func (c *Cache) AddOrUpdateWorkload(wl *Workload) (becameReady bool) {
 
 // DeleteWorkload releases a workload's quota. It returns the ClusterQueue
 // that held it, or "" when the workload held none.
-func (c *Cache) DeleteWorkload(key string) string {
+func (c *Cache) DeleteWorkload(key string) string { return c.release(key, false) }
+
+// ReleaseConfirmed releases the quota of a workload the API has confirmed
+// and now shows without admission (evicted, requeued). An assumed workload
+// is kept: the API view may simply predate the scheduler's write. It returns
+// the ClusterQueue that held the quota, or "".
+func (c *Cache) ReleaseConfirmed(key string) string { return c.release(key, true) }
+
+func (c *Cache) release(key string, keepAssumed bool) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cw, ok := c.workloads[key]
-	if !ok {
+	if !ok || (keepAssumed && cw.assumed) {
 		return ""
 	}
 	c.remove(key)
 	return cw.wl.Admission.ClusterQueue
 }
 
-// ReleaseConfirmed releases the quota of a workload the API has confirmed
-// and now shows without admission (evicted, requeued). An assumed workload
-// is kept: the API view may simply predate the scheduler's write. It returns
-// the ClusterQueue that held the quota, or "".
-func (c *Cache) ReleaseConfirmed(key string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	cw, ok := c.workloads[key]
-	if !ok || cw.assumed {
-		return ""
-	}
-	c.remove(key)
-	return cw.wl.Admission.ClusterQueue
+// HasClusterQueue reports whether a ClusterQueue is in the cache.
+func (c *Cache) HasClusterQueue(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.queues[name]
+	return ok
+}
+
+// Reserving is the number of workloads holding quota in a ClusterQueue.
+func (c *Cache) Reserving(clusterQueue string) int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.byQueue[clusterQueue])
 }
 
 // HoldsQuota reports whether the cache counts a workload's quota.
