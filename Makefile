@@ -65,8 +65,8 @@ test-unit: ## Run unit tests (no API server).
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/)
 
 .PHONY: test-integration
-test-integration: envtest-assets ## Run integration tests against a real kube-apiserver and etcd.
-	go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./test/integration/...
+test-integration: envtest-assets bench-bins ## Run integration tests against a real kube-apiserver and etcd (and the benchmark harness's smoke run).
+	go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./test/integration/... ./test/bench/...
 
 .PHONY: soak
 soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager restarts every SOAK_RESTART_EVERY, conflicts.
@@ -87,6 +87,32 @@ job-crds: ## Copy the PyTorchJob and RayCluster CRDs from the module cache into 
 	@go mod download github.com/kubeflow/training-operator github.com/ray-project/kuberay/ray-operator
 	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" $(JOB_CRDS)/pytorchjob/
 	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)/config/crd/bases/ray.io_rayclusters.yaml" $(JOB_CRDS)/raycluster/
+
+##@ Benchmarks
+
+BENCH_DIR ?= $(BIN)/bench
+BENCH     ?= $(BENCH_DIR)/bench
+# Kueue v0.17.0's scheduler is built in its own module (test/bench/kueue):
+# it pins older k8s.io and controller-runtime releases than Muster.
+KUEUE_MOD := cd test/bench/kueue &&
+
+.PHONY: bench-bins
+bench-bins: build ## Build the harness, Kueue's scheduler and Kueue's CRDs for the benchmarks (cached).
+	go build -o $(BENCH) ./test/bench/cmd/bench
+	$(KUEUE_MOD) go build -o $(BENCH_DIR)/kueue-bench .
+	@mkdir -p $(BENCH_DIR)/kueue-crds
+	@$(KUEUE_MOD) install -m 0644 "$$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)"/config/components/crd/bases/*.yaml $(BENCH_DIR)/kueue-crds/
+
+.PHONY: bench
+bench: envtest-assets bench-bins ## Muster vs Kueue on the quick mix, parity and unthrottled, plus the API server calibration (minutes).
+	$(BENCH) calibrate -seconds 5 -out $(BENCH_DIR)/quick
+	$(BENCH) run -config test/bench/configs/quick.yaml -modes parity,unthrottled -reps 1 -out $(BENCH_DIR)/quick
+
+.PHONY: bench-full
+bench-full: envtest-assets bench-bins ## Kueue's baseline mix (15,000 workloads), both modes x 3 runs, calibration and the pending-depth sweep (hours on 2 cores).
+	$(BENCH) calibrate -seconds 10 -out $(BENCH_DIR)/full
+	$(BENCH) run -config test/bench/configs/baseline.yaml -modes parity,unthrottled -reps 3 -out $(BENCH_DIR)/full
+	$(BENCH) sweep -depths 1000,10000,100000 -out $(BENCH_DIR)/full
 
 ##@ Local cluster
 

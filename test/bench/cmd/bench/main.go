@@ -1,0 +1,134 @@
+// Command bench runs Muster and Kueue side by side on Kueue's scheduler
+// performance mix and writes JSON results, a markdown table and a plot.
+//
+//	bench run       -config quick.yaml -targets muster,kueue -modes parity -reps 1 -out DIR
+//	bench calibrate -out DIR
+//	bench sweep     -depths 1000,10000 -targets muster,kueue -out DIR
+//
+// It needs KUBEBUILDER_ASSETS (etcd, kube-apiserver) and the binaries from
+// `make bench-bins`; `make bench` and `make bench-full` set everything up.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/musterhq/muster/test/bench/harness"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep [flags]")
+		os.Exit(2)
+	}
+	// envtest logs through controller-runtime; the harness reports itself.
+	ctrllog.SetLogger(logr.Discard())
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = runCmd(ctx, os.Args[2:])
+	case "calibrate":
+		err = calibrateCmd(ctx, os.Args[2:])
+	case "sweep":
+		err = sweepCmd(ctx, os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type common struct {
+	out, targets, musterBin, musterCRDs, kueueBin, kueueCRDs string
+}
+
+func (c *common) bind(fs *flag.FlagSet) {
+	fs.StringVar(&c.out, "out", "bin/bench/results", "Directory for results and run artifacts.")
+	fs.StringVar(&c.targets, "targets", "muster,kueue", "Systems to run, in order.")
+	fs.StringVar(&c.musterBin, "muster-bin", "bin/muster", "Muster manager binary.")
+	fs.StringVar(&c.musterCRDs, "muster-crds", "config/crd/bases", "Muster CRDs.")
+	fs.StringVar(&c.kueueBin, "kueue-bin", "bin/bench/kueue-bench", "Kueue scheduler binary (test/bench/kueue).")
+	fs.StringVar(&c.kueueCRDs, "kueue-crds", "bin/bench/kueue-crds", "Kueue CRDs.")
+}
+
+func (c *common) targetList() ([]harness.Target, error) {
+	var ts []harness.Target
+	for _, name := range strings.Split(c.targets, ",") {
+		switch strings.TrimSpace(name) {
+		case "muster":
+			ts = append(ts, harness.Muster(c.musterBin, c.musterCRDs))
+		case "kueue":
+			ts = append(ts, harness.Kueue(c.kueueBin, c.kueueCRDs))
+		default:
+			return nil, fmt.Errorf("unknown target %q", name)
+		}
+	}
+	return ts, nil
+}
+
+func runCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	var c common
+	c.bind(fs)
+	config := fs.String("config", "test/bench/configs/quick.yaml", "Generator config (Kueue's schema).")
+	modes := fs.String("modes", "parity,unthrottled", "Modes to run.")
+	reps := fs.Int("reps", 1, "Repetitions of each target and mode.")
+	_ = fs.Parse(args)
+	targets, err := c.targetList()
+	if err != nil {
+		return err
+	}
+	cfg, err := harness.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	return harness.Compare(ctx, harness.CompareSpec{
+		Config: cfg, ConfigName: filepath.Base(*config), Targets: targets,
+		Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out, Log: os.Stdout,
+	})
+}
+
+func calibrateCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("calibrate", flag.ExitOnError)
+	var c common
+	c.bind(fs)
+	seconds := fs.Float64("seconds", 5, "Duration of each measurement.")
+	_ = fs.Parse(args)
+	return harness.CalibrateAndReport(ctx, c.musterCRDs, c.out, *seconds, os.Stdout)
+}
+
+func sweepCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sweep", flag.ExitOnError)
+	var c common
+	c.bind(fs)
+	depths := fs.String("depths", "1000,10000,100000", "Pending depths.")
+	mode := fs.String("mode", harness.Unthrottled, "Client limits mode.")
+	_ = fs.Parse(args)
+	targets, err := c.targetList()
+	if err != nil {
+		return err
+	}
+	var ds []int
+	for _, d := range strings.Split(*depths, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(d))
+		if err != nil {
+			return err
+		}
+		ds = append(ds, n)
+	}
+	return harness.SweepAndReport(ctx, targets, ds, *mode, c.out, harness.DefaultSweepParams, os.Stdout)
+}

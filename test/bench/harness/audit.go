@@ -1,0 +1,66 @@
+package harness
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"time"
+)
+
+// Requests counts the target's API requests, from the audit log.
+type Requests struct {
+	// ByVerb: get, list, watch, create, update, patch, delete.
+	ByVerb map[string]int `json:"byVerb"`
+	// ByResource: "<verb> <resource>[/<subresource>]".
+	ByResource map[string]int `json:"byResource"`
+}
+
+// Writes is the number of mutating requests.
+func (r Requests) Writes() int {
+	n := 0
+	for _, v := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+		n += r.ByVerb[v]
+	}
+	return n
+}
+
+type auditEvent struct {
+	Verb      string `json:"verb"`
+	Stage     string `json:"stage"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	RequestReceived time.Time `json:"requestReceivedTimestamp"`
+}
+
+// countRequests reads the audit log: every target request whose receipt
+// falls in [from, to) (zero bounds are open).
+func countRequests(path string, from, to time.Time) (Requests, error) {
+	r := Requests{ByVerb: map[string]int{}, ByResource: map[string]int{}}
+	f, err := os.Open(path)
+	if err != nil {
+		return r, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev auditEvent
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage != "ResponseComplete" {
+			continue
+		}
+		if (!from.IsZero() && ev.RequestReceived.Before(from)) || (!to.IsZero() && !ev.RequestReceived.Before(to)) {
+			continue
+		}
+		r.ByVerb[ev.Verb]++
+		if ev.ObjectRef != nil {
+			res := ev.ObjectRef.Resource
+			if ev.ObjectRef.Subresource != "" {
+				res += "/" + ev.ObjectRef.Subresource
+			}
+			r.ByResource[ev.Verb+" "+res]++
+		}
+	}
+	return r, sc.Err()
+}

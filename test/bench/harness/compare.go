@@ -1,0 +1,71 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// CompareSpec runs every target in every mode Reps times, interleaved
+// (muster, kueue, muster, kueue, ...) so a drift of the machine hits both.
+type CompareSpec struct {
+	Config     *Config
+	ConfigName string
+	Targets    []Target
+	Modes      []string
+	Reps       int
+	Out        string
+	Log        io.Writer
+}
+
+// Compare runs the comparison and writes results.json, results.md and
+// time-to-admission.png into Out.
+func Compare(ctx context.Context, spec CompareSpec) error {
+	if err := os.MkdirAll(spec.Out, 0o755); err != nil {
+		return err
+	}
+	plan := spec.Config.Plan()
+	fmt.Fprintf(spec.Log, "Mix %s: %d ClusterQueues, %d workloads, classes %v\n", spec.ConfigName, len(plan.Queues), plan.Workloads(), plan.Classes)
+	var results []*Result
+	for _, mode := range spec.Modes {
+		for rep := 1; rep <= max(spec.Reps, 1); rep++ {
+			for _, t := range spec.Targets {
+				dir := filepath.Join(spec.Out, "runs", fmt.Sprintf("%s-%s-%d", t.Name, mode, rep))
+				began := time.Now()
+				res, err := Run(ctx, RunSpec{Config: spec.Config, ConfigName: spec.ConfigName, Target: t, Mode: mode, Dir: dir})
+				if err != nil {
+					return fmt.Errorf("%s %s run %d: %w", t.Name, mode, rep, err)
+				}
+				fmt.Fprintf(spec.Log, "%-6s %-11s run %d: %d workloads in %.1f s, %.1f admissions/s, %d evictions, %.2f writes/workload (took %s)\n",
+					t.Name, mode, rep, res.Workloads, res.WallSeconds, res.AdmissionsPerSecond, res.Evictions, res.WritesPerWorkload, time.Since(began).Round(time.Second))
+				results = append(results, res)
+				if err := writeResults(spec.Out, results); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	table := Table(results, plan.Classes)
+	md := fmt.Sprintf("Mix `%s` (%d ClusterQueues, %d workloads).\n%s", spec.ConfigName, len(plan.Queues), plan.Workloads(), table)
+	if err := os.WriteFile(filepath.Join(spec.Out, "results.md"), []byte(md), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprint(spec.Log, md)
+	if err := PlotTimeToAdmission(filepath.Join(spec.Out, "time-to-admission.png"), results, plan.Classes); err != nil {
+		return err
+	}
+	fmt.Fprintf(spec.Log, "\nResults: %s/results.{json,md}, plot: %s/time-to-admission.png\n", spec.Out, spec.Out)
+	return nil
+}
+
+func writeResults(dir string, results []*Result) error {
+	data, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644)
+}

@@ -1,0 +1,201 @@
+package harness
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Kubelet stands in for the jobs: it finishes an admitted workload
+// runtimeMs after it saw the admission, and completes an eviction (the job
+// stopped, quota handed back) as soon as it sees one — what Kueue's
+// performance runner does, for both systems alike.
+type Kubelet struct {
+	target   Target
+	client   dynamic.NamespaceableResourceInterface
+	recorder *Recorder
+	informer cache.SharedIndexInformer
+	queue    workqueue.TypedInterface[action]
+
+	mu sync.Mutex
+	// admissions counts each workload's admissions, so the finish timer of
+	// an earlier admission does not finish a later one; running is true
+	// while the current admission's timer is pending.
+	admissions map[string]int
+	running    map[string]bool
+	// hold is never finished: the sweep's quota blocker.
+	hold map[string]bool
+	// writes counts the kubelet's own status writes.
+	writes int
+}
+
+type action struct {
+	key    string
+	evict  bool
+	admSeq int
+}
+
+// NewKubelet watches the target's Workloads that match selector.
+func NewKubelet(dyn dynamic.Interface, target Target, rec *Recorder, selector string) *Kubelet {
+	gvr := target.Resource("Workload")
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll,
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	k := &Kubelet{
+		target: target, client: dyn.Resource(gvr), recorder: rec,
+		informer:   factory.ForResource(gvr).Informer(),
+		queue:      workqueue.NewTyped[action](),
+		admissions: map[string]int{}, running: map[string]bool{}, hold: map[string]bool{},
+	}
+	// Only status and labels matter here; dropping the rest keeps 100k
+	// watched workloads cheap.
+	_ = k.informer.SetTransform(func(o any) (any, error) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			u.SetManagedFields(nil)
+			delete(u.Object, "spec")
+		}
+		return o, nil
+	})
+	_, _ = k.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { k.observe(o) },
+		UpdateFunc: func(_, o any) { k.observe(o) },
+	})
+	return k
+}
+
+// Hold marks a workload the kubelet never finishes.
+func (k *Kubelet) Hold(key string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.hold[key] = true
+}
+
+// Start runs the watch and workers until ctx ends.
+func (k *Kubelet) Start(ctx context.Context, workers int) error {
+	go k.informer.Run(ctx.Done())
+	go func() { <-ctx.Done(); k.queue.ShutDown() }()
+	for range workers {
+		go k.work(ctx)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), k.informer.HasSynced) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+// Writes is how many status writes the kubelet made.
+func (k *Kubelet) Writes() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.writes
+}
+
+func (k *Kubelet) observe(o any) {
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	v, err := viewOf(u)
+	if err != nil {
+		return
+	}
+	k.recorder.Observe(v, time.Now())
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case v.Finished() || k.hold[v.Key]:
+	case v.Evicted() && v.HasAdmission:
+		k.queue.Add(action{key: v.Key, evict: true})
+	case !v.HasAdmission:
+		k.running[v.Key] = false
+	case v.Admitted() && !k.running[v.Key]:
+		k.admissions[v.Key]++
+		k.running[v.Key] = true
+		seq := k.admissions[v.Key]
+		time.AfterFunc(time.Duration(v.RuntimeMs)*time.Millisecond, func() {
+			k.queue.Add(action{key: v.Key, admSeq: seq})
+		})
+	}
+}
+
+func (k *Kubelet) work(ctx context.Context) {
+	for {
+		a, shutdown := k.queue.Get()
+		if shutdown {
+			return
+		}
+		k.do(ctx, a)
+		k.queue.Done(a)
+	}
+}
+
+// do writes the finish or the end of an eviction onto the latest version,
+// retrying on conflicts with whatever the controller wrote meanwhile.
+func (k *Kubelet) do(ctx context.Context, a action) {
+	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
+		v := k.latest(ctx, a.key, attempt > 0)
+		if v == nil || !k.stillWanted(v, a) {
+			return
+		}
+		conds := append([]metav1.Condition(nil), v.Conditions...)
+		if a.evict {
+			for _, c := range k.target.requeueConditions {
+				meta.SetStatusCondition(&conds, c)
+			}
+		} else {
+			meta.SetStatusCondition(&conds, metav1.Condition{Type: "Finished", Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "Finished by the benchmark's kubelet"})
+		}
+		patch, err := statusPatch(v.ResourceVersion, conds, a.evict)
+		if err != nil {
+			return
+		}
+		_, err = k.client.Namespace(v.Namespace).Patch(ctx, v.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+		if err == nil {
+			k.mu.Lock()
+			k.writes++
+			k.mu.Unlock()
+			return
+		}
+		if !apierrors.IsConflict(err) {
+			return
+		}
+	}
+}
+
+func (k *Kubelet) stillWanted(v *wlView, a action) bool {
+	if a.evict {
+		return v.Evicted() && v.HasAdmission
+	}
+	k.mu.Lock()
+	current := k.running[a.key] && k.admissions[a.key] == a.admSeq
+	k.mu.Unlock()
+	return current && v.Admitted() && !v.Evicted() && !v.Finished()
+}
+
+// latest is the watched version, or after a conflict a fresh read.
+func (k *Kubelet) latest(ctx context.Context, key string, fresh bool) *wlView {
+	if fresh {
+		ns, name, _ := cache.SplitMetaNamespaceKey(key)
+		u, err := k.client.Namespace(ns).Get(ctx, name, metav1.GetOptions{}, "status")
+		if err != nil {
+			return nil
+		}
+		v, _ := viewOf(u)
+		return v
+	}
+	o, ok, err := k.informer.GetStore().GetByKey(key)
+	if err != nil || !ok {
+		return nil
+	}
+	v, _ := viewOf(o.(*unstructured.Unstructured))
+	return v
+}

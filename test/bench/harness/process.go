@@ -1,0 +1,124 @@
+package harness
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Process is the system under test running as a child process.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *os.File
+}
+
+// Usage is what the kernel accounted to the child.
+type Usage struct {
+	// CPUSeconds is user plus system time.
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// MaxRSSMiB is the peak resident set size.
+	MaxRSSMiB float64 `json:"maxRSSMiB"`
+}
+
+// StartProcess runs the target with its log in dir.
+func StartProcess(t Target, dir, kubeconfig string, qps float32, burst int) (*Process, error) {
+	if _, err := os.Stat(t.Binary); err != nil {
+		return nil, fmt.Errorf("the %s binary is missing (make bench-bins): %w", t.Name, err)
+	}
+	args, err := t.args(dir, kubeconfig, qps, burst)
+	if err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(filepath.Join(dir, t.Name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(t.Binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	p := &Process{cmd: cmd, done: make(chan struct{}), log: logFile}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	return p, nil
+}
+
+// Exited reports an early exit of the child.
+func (p *Process) Exited() <-chan struct{} { return p.done }
+
+// CPUSeconds reads the running child's CPU time from /proc.
+func (p *Process) CPUSeconds() (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the line, in clock ticks (100 per second).
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0, errors.New("short /proc stat line")
+	}
+	utime, err1 := strconv.ParseFloat(fields[11], 64)
+	stime, err2 := strconv.ParseFloat(fields[12], 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return (utime + stime) / 100, nil
+}
+
+// Stop sends SIGTERM, waits for the exit (SIGKILL after 15 s) and returns
+// the child's rusage.
+func (p *Process) Stop() (Usage, error) {
+	defer p.log.Close()
+	select {
+	case <-p.done:
+		return p.usage(), fmt.Errorf("the target exited early: %v (see %s)", p.cmd.ProcessState, p.log.Name())
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+	return p.usage(), nil
+}
+
+func (p *Process) usage() Usage {
+	ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return Usage{}
+	}
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return Usage{CPUSeconds: cpu.Seconds(), MaxRSSMiB: float64(ru.Maxrss) / 1024}
+}
+
+// tailLog returns the last lines of the child's log, for error messages.
+func (p *Process) tailLog(n int) string {
+	f, err := os.Open(p.log.Name())
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}

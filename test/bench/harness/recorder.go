@@ -1,0 +1,109 @@
+package harness
+
+import (
+	"sync"
+	"time"
+)
+
+// Recorder keeps each workload's timeline: created (by the generator),
+// admitted, evicted, released (finished, or its eviction completed).
+type Recorder struct {
+	mu        sync.Mutex
+	workloads map[string]*timeline
+	// admissions are all admission times, re-admissions included.
+	admissions []time.Time
+	evictions  int
+	finished   int
+	// changed is signalled on every finish, for waiters.
+	changed chan struct{}
+}
+
+type timeline struct {
+	class    string
+	milliCPU int64
+	created  time.Time
+	// admitted is the first admission.
+	admitted time.Time
+	// holding is since when it holds quota; zero when it does not.
+	holding time.Time
+	// held sums the quota it held over time, in millicore-seconds.
+	held     float64
+	finished time.Time
+	// last flags seen, to detect transitions.
+	wasAdmitted, wasEvicted, wasFinished bool
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{workloads: map[string]*timeline{}, changed: make(chan struct{}, 1)}
+}
+
+// Created records a workload the generator is about to create.
+func (r *Recorder) Created(key, class string, milliCPU int64, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.timeline(key).class, r.timeline(key).milliCPU, r.timeline(key).created = class, milliCPU, at
+}
+
+func (r *Recorder) timeline(key string) *timeline {
+	t := r.workloads[key]
+	if t == nil {
+		t = &timeline{}
+		r.workloads[key] = t
+	}
+	return t
+}
+
+// Observe records the transitions a new version of a workload shows.
+func (r *Recorder) Observe(v *wlView, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.timeline(v.Key)
+	admitted, evicted, finished := v.Admitted(), v.Evicted(), v.Finished()
+	if admitted && !finished && !t.wasAdmitted {
+		r.admissions = append(r.admissions, at)
+		if t.admitted.IsZero() {
+			t.admitted = at
+		}
+		t.holding = at
+	}
+	if evicted && !t.wasEvicted {
+		r.evictions++
+	}
+	if !t.holding.IsZero() && (finished || !v.HasAdmission) {
+		t.held += at.Sub(t.holding).Seconds() * float64(t.milliCPU)
+		t.holding = time.Time{}
+	}
+	if finished && !t.wasFinished {
+		t.finished = at
+		r.finished++
+		select {
+		case r.changed <- struct{}{}:
+		default:
+		}
+	}
+	t.wasAdmitted, t.wasEvicted, t.wasFinished = admitted && !finished, evicted, finished
+}
+
+// Finished is how many workloads finished so far.
+func (r *Recorder) Finished() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finished
+}
+
+// Admitted is how many workloads were admitted at least once.
+func (r *Recorder) Admitted(class string) (admitted, total int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, t := range r.workloads {
+		if class != "" && t.class != class {
+			continue
+		}
+		total++
+		if !t.admitted.IsZero() {
+			admitted++
+		}
+	}
+	return admitted, total
+}

@@ -1,0 +1,158 @@
+package harness
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Group is the repetitions of one target in one mode.
+type Group struct {
+	Target, Mode string
+	Runs         []*Result
+}
+
+// Groups orders results by mode, then target (muster first).
+func Groups(results []*Result) []Group {
+	var gs []Group
+	for _, r := range results {
+		i := slices.IndexFunc(gs, func(g Group) bool { return g.Target == r.Target && g.Mode == r.Mode })
+		if i < 0 {
+			gs = append(gs, Group{Target: r.Target, Mode: r.Mode})
+			i = len(gs) - 1
+		}
+		gs[i].Runs = append(gs[i].Runs, r)
+	}
+	slices.SortStableFunc(gs, func(a, b Group) int {
+		if c := strings.Compare(a.Mode, b.Mode); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Target, a.Target) // "muster" before "kueue"
+	})
+	return gs
+}
+
+func (g Group) spread(f func(*Result) float64) Spread {
+	xs := make([]float64, len(g.Runs))
+	for i, r := range g.Runs {
+		xs[i] = f(r)
+	}
+	return SpreadOf(xs)
+}
+
+// metric is one row of the comparison table.
+type metric struct {
+	name string
+	get  func(*Result) float64
+	// format of the value.
+	format string
+	// higherIsBetter decides the direction of the ratio's meaning only in
+	// the text; the ratio is always muster/kueue.
+	higherIsBetter bool
+}
+
+func metrics(classes []string) []metric {
+	ms := []metric{
+		{"admissions/s (overall)", func(r *Result) float64 { return r.AdmissionsPerSecond }, "%.1f", true},
+		{"admissions/s (peak 5 s)", func(r *Result) float64 { return r.PeakAdmissionsPerSecond }, "%.1f", true},
+		{"wall time (s)", func(r *Result) float64 { return r.WallSeconds }, "%.1f", false},
+	}
+	for _, c := range classes {
+		c := c
+		ms = append(ms,
+			metric{c + " time to admission p50 (ms)", func(r *Result) float64 { return r.TimeToAdmission[c].P50 }, "%.0f", false},
+			metric{c + " time to admission p99 (ms)", func(r *Result) float64 { return r.TimeToAdmission[c].P99 }, "%.0f", false},
+			metric{c + " time to admission mean (ms)", func(r *Result) float64 { return r.TimeToAdmission[c].Mean }, "%.0f", false},
+			metric{c + " time to admission max (ms)", func(r *Result) float64 { return r.TimeToAdmission[c].Max }, "%.0f", false},
+		)
+	}
+	return append(ms,
+		metric{"quota utilization (%)", func(r *Result) float64 { return 100 * r.Utilization }, "%.1f", true},
+		metric{"evictions", func(r *Result) float64 { return float64(r.Evictions) }, "%.0f", false},
+		metric{"controller CPU (s)", func(r *Result) float64 { return r.Usage.CPUSeconds }, "%.1f", false},
+		metric{"controller max RSS (MiB)", func(r *Result) float64 { return r.Usage.MaxRSSMiB }, "%.0f", false},
+		metric{"API writes per workload", func(r *Result) float64 { return r.WritesPerWorkload }, "%.2f", false},
+		metric{"API reads per workload (get+list)", func(r *Result) float64 {
+			return r.RequestsPerWorkload["get"] + r.RequestsPerWorkload["list"]
+		}, "%.2f", false},
+	)
+}
+
+// Table renders one markdown table per mode: Muster, Kueue and the ratio
+// Muster/Kueue, values as mean ± half range over the repetitions.
+func Table(results []*Result, classes []string) string {
+	var b strings.Builder
+	groups := Groups(results)
+	for _, mode := range []string{Parity, Unthrottled} {
+		var m, k *Group
+		for i := range groups {
+			if groups[i].Mode != mode {
+				continue
+			}
+			switch groups[i].Target {
+			case "muster":
+				m = &groups[i]
+			case "kueue":
+				k = &groups[i]
+			}
+		}
+		if m == nil && k == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "\n**%s** (%s)\n\n| metric | Muster | Kueue | Muster/Kueue |\n|---|---:|---:|---:|\n", mode, repsText(m, k))
+		for _, mt := range metrics(classes) {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mt.name, cell(m, mt), cell(k, mt), ratio(m, k, mt))
+		}
+		fmt.Fprintf(&b, "| API requests per workload by verb | %s | %s | |\n", verbs(m), verbs(k))
+	}
+	return b.String()
+}
+
+func repsText(m, k *Group) string {
+	n := 0
+	for _, g := range []*Group{m, k} {
+		if g != nil {
+			n = max(n, len(g.Runs))
+		}
+	}
+	if n == 1 {
+		return "1 run each"
+	}
+	return fmt.Sprintf("mean ± half range of %d runs each", n)
+}
+
+func cell(g *Group, mt metric) string {
+	if g == nil {
+		return "–"
+	}
+	s := g.spread(mt.get)
+	if s.N > 1 {
+		return fmt.Sprintf(mt.format+" ± "+mt.format, s.Mean, s.Half)
+	}
+	return fmt.Sprintf(mt.format, s.Mean)
+}
+
+func ratio(m, k *Group, mt metric) string {
+	if m == nil || k == nil {
+		return "–"
+	}
+	km := k.spread(mt.get).Mean
+	if km == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", m.spread(mt.get).Mean/km)
+}
+
+func verbs(g *Group) string {
+	if g == nil {
+		return "–"
+	}
+	var parts []string
+	for _, v := range []string{"create", "patch", "update", "apply", "delete", "get", "list", "watch"} {
+		s := g.spread(func(r *Result) float64 { return r.RequestsPerWorkload[v] })
+		if s.Mean > 0.005 {
+			parts = append(parts, fmt.Sprintf("%s %.2f", v, s.Mean))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

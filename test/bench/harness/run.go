@@ -1,0 +1,212 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Modes of a run.
+const (
+	// Parity gives both controllers Kueue's default client limits, as in
+	// Kueue's performance test.
+	Parity = "parity"
+	// Unthrottled lifts the client limits: the API server is the limit.
+	Unthrottled = "unthrottled"
+)
+
+// clientLimits are the QPS and burst of a mode.
+func clientLimits(mode string) (float32, int, error) {
+	switch mode {
+	case Parity:
+		return 50, 100, nil
+	case Unthrottled:
+		return 1e6, 1e6, nil
+	}
+	return 0, 0, fmt.Errorf("unknown mode %q (want %s or %s)", mode, Parity, Unthrottled)
+}
+
+// RunSpec is one run of a mix against one target.
+type RunSpec struct {
+	Config     *Config
+	ConfigName string
+	Target     Target
+	Mode       string
+	// Dir receives the target's log, its config and the audit log.
+	Dir string
+	// Timeout bounds the run (default 30 minutes).
+	Timeout time.Duration
+}
+
+// Result is what one run measured.
+type Result struct {
+	Target    string `json:"target"`
+	Mode      string `json:"mode"`
+	Config    string `json:"config"`
+	Workloads int    `json:"workloads"`
+	Finished  int    `json:"finished"`
+	// WallSeconds is from the first creation to the last finish.
+	WallSeconds float64 `json:"wallSeconds"`
+	// AdmissionsPerSecond is workloads admitted over the time from the first
+	// creation to the last first admission.
+	AdmissionsPerSecond float64 `json:"admissionsPerSecond"`
+	// PeakAdmissionsPerSecond is the best 5 s window, re-admissions included.
+	PeakAdmissionsPerSecond float64 `json:"peakAdmissionsPerSecond"`
+	// TimeToAdmission per class: creation to first admission.
+	TimeToAdmission map[string]Distribution `json:"timeToAdmission"`
+	// Samples per class (ms), for plots.
+	Samples map[string][]float64 `json:"samples,omitempty"`
+	// Utilization is the quota held over time, as a fraction of the sum of
+	// nominal quotas over the wall time.
+	Utilization float64 `json:"utilization"`
+	Evictions   int     `json:"evictions"`
+	Usage       Usage   `json:"usage"`
+	// Requests are the target's API requests.
+	Requests Requests `json:"requests"`
+	// RequestsPerWorkload is Requests.ByVerb divided by the workloads.
+	RequestsPerWorkload map[string]float64 `json:"requestsPerWorkload"`
+	WritesPerWorkload   float64            `json:"writesPerWorkload"`
+	// HarnessWrites are the generator's creates plus the kubelet's writes.
+	HarnessWrites int `json:"harnessWrites"`
+}
+
+// Run starts an API server and the target, runs the mix to the end and
+// returns the measurements.
+func Run(ctx context.Context, spec RunSpec) (*Result, error) {
+	qps, burst, err := clientLimits(spec.Mode)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Timeout == 0 {
+		spec.Timeout = 30 * time.Minute
+	}
+	if err := os.MkdirAll(spec.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	api, err := StartAPIServer(spec.Dir, spec.Target.CRDDir)
+	if err != nil {
+		return nil, err
+	}
+	stopped := false
+	stopAPI := func() {
+		if !stopped {
+			stopped = true
+			api.Stop()
+		}
+	}
+	defer stopAPI()
+	ctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	if err := api.waitEstablished(ctx, spec.Target); err != nil {
+		return nil, err
+	}
+	plan := spec.Config.Plan()
+	if err := createQueues(ctx, api, spec.Target, plan); err != nil {
+		return nil, err
+	}
+	proc, err := StartProcess(spec.Target, spec.Dir, api.TargetKubeconfig, qps, burst)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _, _ = proc.Stop() }()
+	if err := waitQueuesActive(ctx, api, spec.Target, len(plan.Queues), proc.Exited()); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, proc.tailLog(20))
+	}
+
+	rec := NewRecorder()
+	kubelet := NewKubelet(api.Dynamic, spec.Target, rec, ClassLabel)
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := kubelet.Start(watchCtx, 16); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	genErr := make(chan error, 1)
+	go func() { genErr <- generate(ctx, api, spec.Target, plan, rec) }()
+	if err := waitFinished(ctx, rec, plan.Workloads(), genErr, proc); err != nil {
+		return nil, err
+	}
+	end := time.Now()
+	usage, err := proc.Stop()
+	if err != nil {
+		return nil, err
+	}
+	stopWatch()
+	stopAPI() // flushes the audit log
+	reqs, err := countRequests(api.AuditLog, start, end)
+	if err != nil {
+		return nil, err
+	}
+	res := rec.result(plan, start)
+	res.Target, res.Mode, res.Config = spec.Target.Name, spec.Mode, spec.ConfigName
+	res.Usage, res.Requests = usage, reqs
+	res.HarnessWrites = plan.Workloads() + kubelet.Writes()
+	res.RequestsPerWorkload = map[string]float64{}
+	for verb, n := range reqs.ByVerb {
+		res.RequestsPerWorkload[verb] = float64(n) / float64(res.Workloads)
+	}
+	res.WritesPerWorkload = float64(reqs.Writes()) / float64(res.Workloads)
+	return res, nil
+}
+
+// waitFinished waits for every workload to finish, the generator to fail,
+// the target to exit, or the timeout.
+func waitFinished(ctx context.Context, rec *Recorder, total int, genErr <-chan error, proc *Process) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for rec.Finished() < total {
+		select {
+		case err := <-genErr:
+			if err != nil {
+				return err
+			}
+		case <-proc.Exited():
+			return fmt.Errorf("the target exited during the run:\n%s", proc.tailLog(20))
+		case <-ctx.Done():
+			adm, all := rec.Admitted("")
+			return fmt.Errorf("run timed out: %d of %d finished, %d of %d admitted", rec.Finished(), total, adm, all)
+		case <-rec.changed:
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// result computes the run's measurements from the timelines.
+func (r *Recorder) result(plan Plan, start time.Time) *Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := &Result{Workloads: len(r.workloads), Finished: r.finished, Evictions: r.evictions,
+		TimeToAdmission: map[string]Distribution{}, Samples: map[string][]float64{}}
+	var lastAdmit, lastFinish time.Time
+	var held float64
+	for _, t := range r.workloads {
+		if t.admitted.After(lastAdmit) {
+			lastAdmit = t.admitted
+		}
+		if t.finished.After(lastFinish) {
+			lastFinish = t.finished
+		}
+		held += t.held
+		if !t.admitted.IsZero() {
+			res.Samples[t.class] = append(res.Samples[t.class], float64(t.admitted.Sub(t.created).Microseconds())/1000)
+		}
+	}
+	for class, s := range res.Samples {
+		res.TimeToAdmission[class] = Summarize(s)
+	}
+	res.WallSeconds = lastFinish.Sub(start).Seconds()
+	if d := lastAdmit.Sub(start).Seconds(); d > 0 {
+		n := 0
+		for _, s := range res.Samples {
+			n += len(s)
+		}
+		res.AdmissionsPerSecond = float64(n) / d
+	}
+	res.PeakAdmissionsPerSecond = peakRate(r.admissions, 5*time.Second)
+	if res.WallSeconds > 0 {
+		res.Utilization = held / (float64(plan.Capacity()) * res.WallSeconds)
+	}
+	return res
+}

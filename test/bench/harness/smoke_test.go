@@ -1,0 +1,134 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// The smoke tests run the harness end to end in seconds: real API servers
+// (KUBEBUILDER_ASSETS), the real Muster and Kueue binaries from
+// `make bench-bins`. They check the harness works, not how fast anything is.
+
+func targets(t *testing.T) []Target {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run through make test")
+	}
+	root := repoRoot(t)
+	ts := []Target{
+		Muster(filepath.Join(root, "bin/muster"), filepath.Join(root, "config/crd/bases")),
+		Kueue(filepath.Join(root, "bin/bench/kueue-bench"), filepath.Join(root, "bin/bench/kueue-crds")),
+	}
+	for _, tg := range ts {
+		if _, err := os.Stat(tg.Binary); err != nil {
+			t.Fatalf("%s: run make bench-bins first", err)
+		}
+	}
+	return ts
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func TestSmokeCompare(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard())
+	cfg, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/smoke.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	err = Compare(ctx, CompareSpec{Config: cfg, ConfigName: "smoke.yaml", Targets: targets(t),
+		Modes: []string{Parity}, Reps: 1, Out: out, Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var results []*Result
+	data, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &results); err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d results, want one per target", len(results))
+	}
+	want := cfg.Plan().Workloads()
+	for _, r := range results {
+		if r.Workloads != want || r.Finished != want {
+			t.Errorf("%s: %d of %d workloads finished, want all %d", r.Target, r.Finished, r.Workloads, want)
+		}
+		for _, class := range []string{"small", "medium", "large"} {
+			if d := r.TimeToAdmission[class]; d.Count == 0 || d.Max < d.P50 {
+				t.Errorf("%s: class %s: %+v", r.Target, class, d)
+			}
+		}
+		if r.AdmissionsPerSecond <= 0 || r.Utilization <= 0 || r.Utilization > 1 {
+			t.Errorf("%s: %.1f admissions/s, utilization %.2f", r.Target, r.AdmissionsPerSecond, r.Utilization)
+		}
+		if r.Usage.CPUSeconds <= 0 || r.Usage.MaxRSSMiB <= 0 {
+			t.Errorf("%s: no rusage of the child: %+v", r.Target, r.Usage)
+		}
+		// Every admission is at least one status write by the target.
+		if r.Requests.ByResource["patch workloads/status"]+r.Requests.ByResource["update workloads/status"]+r.Requests.ByResource["apply workloads/status"] < want {
+			t.Errorf("%s: fewer workload status writes than workloads: %v", r.Target, r.Requests.ByResource)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "results.md"))
+	if err != nil || !strings.Contains(string(md), "| metric | Muster | Kueue | Muster/Kueue |") {
+		t.Fatalf("results.md: %v\n%s", err, md)
+	}
+	f, err := os.Open(filepath.Join(out, "time-to-admission.png"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Fatalf("the plot is not a PNG: %v", err)
+	}
+}
+
+func TestSmokeCalibration(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard())
+	ts := targets(t)
+	cal, err := Calibrate(context.Background(), ts[0].CRDDir, t.TempDir(), 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cal.Levels) != len(CalibrationConcurrency) || cal.CreatesPerSecond <= 0 || cal.PatchesPerSecond <= 0 || cal.LifecyclesPerSecond <= 0 {
+		t.Fatalf("calibration: %+v", cal)
+	}
+}
+
+func TestSmokeSweep(t *testing.T) {
+	ctrllog.SetLogger(logr.Discard())
+	p := SweepParams{Probes: 5, ProbeInterval: 50 * time.Millisecond, IdleWindow: 2 * time.Second,
+		SettleQuiet: 2 * time.Second, SettleCap: time.Minute, CreateParallel: 4}
+	for _, tg := range targets(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			r, err := Sweep(context.Background(), tg, 50, Unthrottled, t.TempDir(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Settled || r.Probe.Count != p.Probes || r.MaxRSSMiB <= 0 {
+				t.Fatalf("sweep: %+v", r)
+			}
+		})
+	}
+}

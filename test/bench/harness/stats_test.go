@@ -1,0 +1,59 @@
+package harness
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSummarize(t *testing.T) {
+	var s []float64
+	for i := 100; i >= 1; i-- {
+		s = append(s, float64(i))
+	}
+	got := Summarize(s)
+	want := Distribution{Count: 100, Mean: 50.5, P50: 50, P90: 90, P99: 99, Max: 100}
+	if got != want {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if (Summarize(nil) != Distribution{}) {
+		t.Fatal("empty samples summarise to zero")
+	}
+	if one := Summarize([]float64{7}); one.P50 != 7 || one.P99 != 7 || one.Max != 7 {
+		t.Fatalf("one sample: %+v", one)
+	}
+}
+
+func TestPeakRate(t *testing.T) {
+	base := time.Unix(0, 0)
+	var ts []time.Time
+	for i := range 10 { // 10 events in the first second
+		ts = append(ts, base.Add(time.Duration(i)*100*time.Millisecond))
+	}
+	ts = append(ts, base.Add(20*time.Second), base.Add(21*time.Second))
+	if got := peakRate(ts, 5*time.Second); got != 2 {
+		t.Fatalf("peak over 5 s windows: got %v/s, want 2/s", got)
+	}
+}
+
+func TestSpreadOf(t *testing.T) {
+	if got := SpreadOf([]float64{10, 14, 12}); got.Mean != 12 || got.Half != 2 || got.N != 3 {
+		t.Fatalf("got %+v", got)
+	}
+}
+
+func TestTableShowsRatiosPerMode(t *testing.T) {
+	mk := func(target string, aps float64) *Result {
+		return &Result{Target: target, Mode: Parity, AdmissionsPerSecond: aps,
+			TimeToAdmission: map[string]Distribution{"small": {P99: aps}}, RequestsPerWorkload: map[string]float64{"patch": 1}}
+	}
+	table := Table([]*Result{mk("muster", 90), mk("kueue", 30), mk("muster", 110), mk("kueue", 30)}, []string{"small"})
+	for _, want := range []string{"**parity** (mean ± half range of 2 runs each)", "| admissions/s (overall) | 100.0 ± 10.0 | 30.0 ± 0.0 | 3.33 |", "patch 1.00"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, Unthrottled) {
+		t.Error("a mode without results gets no table")
+	}
+}

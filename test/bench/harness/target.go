@@ -1,0 +1,197 @@
+package harness
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Labels the generator puts on every Workload, read back by the fake
+// kubelet and the recorder.
+const (
+	ClassLabel   = "bench.muster.dev/class"
+	RuntimeLabel = "bench.muster.dev/runtime-ms"
+)
+
+// Target is a system under test: how to run it and how its API spells the
+// objects both systems share. Both APIs descend from the same design, so the
+// objects differ only in group, version and a few field names; the harness
+// writes them as unstructured objects and never imports either system.
+type Target struct {
+	// Name is "muster" or "kueue".
+	Name string
+	// Binary runs the controller; CRDDir holds its CRDs.
+	Binary, CRDDir string
+	// GroupVersion of its API.
+	GroupVersion schema.GroupVersion
+	// cohortField is the ClusterQueue field that names the cohort.
+	cohortField string
+	// args writes any files the binary needs into dir and returns its
+	// command line.
+	args func(dir, kubeconfig string, qps float32, burst int) ([]string, error)
+	// requeueConditions are what the system's own job integration writes
+	// when it has stopped an evicted job and hands the quota back.
+	requeueConditions []metav1.Condition
+}
+
+// Muster is the Muster manager binary (cmd/muster) with the CRDs in crdDir.
+func Muster(binary, crdDir string) Target {
+	return Target{
+		Name: "muster", Binary: binary, CRDDir: crdDir,
+		GroupVersion: schema.GroupVersion{Group: "muster.dev", Version: "v1beta1"},
+		cohortField:  "cohort",
+		args:         musterArgs,
+		requeueConditions: []metav1.Condition{
+			{Type: "QuotaReserved", Status: metav1.ConditionFalse, Reason: "Pending", Message: "Requeued after eviction"},
+			{Type: "Admitted", Status: metav1.ConditionFalse, Reason: "Evicted", Message: "Requeued after eviction"},
+			{Type: "Requeued", Status: metav1.ConditionTrue, Reason: "Evicted", Message: "Requeued after eviction"},
+		},
+	}
+}
+
+// Kueue is test/bench/kueue (Kueue v0.17.0's controllers and scheduler) with
+// Kueue's CRDs in crdDir.
+func Kueue(binary, crdDir string) Target {
+	return Target{
+		Name: "kueue", Binary: binary, CRDDir: crdDir,
+		GroupVersion: schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"},
+		cohortField:  "cohortName",
+		args: func(_, kubeconfig string, qps float32, burst int) ([]string, error) {
+			return []string{"--kubeconfig", kubeconfig, fmt.Sprintf("--qps=%g", qps), fmt.Sprintf("--burst=%d", burst)}, nil
+		},
+		// What Kueue's job framework does: workload.UnsetQuotaReservationWithCondition.
+		requeueConditions: []metav1.Condition{
+			{Type: "QuotaReserved", Status: metav1.ConditionFalse, Reason: "Pending", Message: "Evicted by the benchmark's kubelet"},
+			{Type: "Admitted", Status: metav1.ConditionFalse, Reason: "NoReservation", Message: "The workload has no reservation"},
+		},
+	}
+}
+
+// musterArgs writes a Configuration: webhooks served on loopback with a
+// self-signed certificate (nothing calls them: the harness installs no
+// webhook configuration, like Kueue's scheduler-only binary has none),
+// metrics and leader election off.
+func musterArgs(dir, kubeconfig string, qps float32, burst int) ([]string, error) {
+	certDir := filepath.Join(dir, "certs")
+	if err := writeSelfSignedCert(certDir); err != nil {
+		return nil, err
+	}
+	webhookAddr, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	probeAddr, err := freeLoopbackPort()
+	if err != nil {
+		return nil, err
+	}
+	cfg := fmt.Sprintf(`apiVersion: config.muster.dev/v1beta1
+kind: Configuration
+namespace: default
+health:
+  healthProbeBindAddress: 127.0.0.1:%d
+metrics:
+  bindAddress: "0"
+webhook:
+  host: 127.0.0.1
+  port: %d
+  certDir: %s
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+integrations:
+  frameworks: ["batch/job"]
+clientConnection:
+  qps: %g
+  burst: %d
+`, probeAddr, webhookAddr, certDir, qps, burst)
+	path := filepath.Join(dir, "muster-config.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	return []string{"--config", path, "--kubeconfig", kubeconfig}, nil
+}
+
+func (t Target) gvk(kind string) schema.GroupVersionKind { return t.GroupVersion.WithKind(kind) }
+
+// Resource is the plural resource of a kind of the target's API.
+func (t Target) Resource(kind string) schema.GroupVersionResource {
+	return t.GroupVersion.WithResource(strings.ToLower(kind) + "s")
+}
+
+func (t Target) object(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(t.gvk(kind))
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+// ResourceFlavor is the one flavor of the mix.
+func (t Target) ResourceFlavor(name string) *unstructured.Unstructured {
+	return t.object("ResourceFlavor", "", name, map[string]any{})
+}
+
+// ClusterQueue mirrors Kueue's generator: cpu only on one flavor, the
+// cohort, both preemption policies, BestEffortFIFO, every namespace.
+func (t Target) ClusterQueue(q QueuePlan, flavor string) *unstructured.Unstructured {
+	cpu := map[string]any{"name": "cpu", "nominalQuota": q.NominalQuota.String()}
+	if q.Cohort != "" {
+		cpu["borrowingLimit"] = q.BorrowingLimit.String()
+	}
+	spec := map[string]any{
+		"namespaceSelector": map[string]any{},
+		"queueingStrategy":  "BestEffortFIFO",
+		"resourceGroups": []any{map[string]any{
+			"coveredResources": []any{"cpu"},
+			"flavors":          []any{map[string]any{"name": flavor, "resources": []any{cpu}}},
+		}},
+		"preemption": map[string]any{
+			"reclaimWithinCohort": orDefault(q.ReclaimWithinCohort, "Never"),
+			"withinClusterQueue":  orDefault(q.WithinCQueue, "Never"),
+		},
+	}
+	if q.Cohort != "" {
+		spec[t.cohortField] = q.Cohort
+	}
+	return t.object("ClusterQueue", "", q.Name, spec)
+}
+
+// LocalQueue points at the ClusterQueue of the same name.
+func (t Target) LocalQueue(namespace, name, clusterQueue string) *unstructured.Unstructured {
+	return t.object("LocalQueue", namespace, name, map[string]any{"clusterQueue": clusterQueue})
+}
+
+// Workload is one pod set of podCount pods requesting cpu each.
+func (t Target) Workload(namespace, name, queue string, wt WorkloadTemplate) *unstructured.Unstructured {
+	count := wt.PodCount
+	if count == 0 {
+		count = 1
+	}
+	container := map[string]any{
+		"name": "c", "image": "registry.k8s.io/pause:3.10",
+		"resources": map[string]any{"requests": map[string]any{"cpu": wt.Request.String()}},
+	}
+	u := t.object("Workload", namespace, name, map[string]any{
+		"queueName": queue,
+		"priority":  int64(wt.Priority),
+		"podSets": []any{map[string]any{
+			"name": "main", "count": int64(count),
+			"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never", "containers": []any{container}}},
+		}},
+	})
+	u.SetLabels(map[string]string{ClassLabel: wt.ClassName, RuntimeLabel: fmt.Sprint(wt.RuntimeMs)})
+	return u
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,106 @@
+// Command kueue-bench runs Kueue's scheduling half (core controllers, cache,
+// queue manager and scheduler of sigs.k8s.io/kueue v0.17.0) and nothing
+// else, so the benchmark harness can compare it with Muster on the same API
+// server. Unlike Kueue's own minimalkueue it takes the client QPS and burst
+// as flags, for the harness's unthrottled mode.
+//
+// It lives in its own Go module because Kueue pins older k8s.io and
+// controller-runtime releases than Muster.
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
+	"sigs.k8s.io/kueue/pkg/constants"
+	"sigs.k8s.io/kueue/pkg/controller/core"
+	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/scheduler"
+	"sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
+)
+
+func main() {
+	qps := flag.Float64("qps", 50, "Client QPS (Kueue's default configuration: 50).")
+	burst := flag.Int("burst", 100, "Client burst (Kueue's default configuration: 100).")
+	logOpts := zap.Options{}
+	logOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
+	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst); err != nil {
+		ctrl.Log.Error(err, "Kueue stopped with an error")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, qps float32, burst int) error {
+	restCfg, err := ctrl.GetConfig()
+	if err != nil {
+		return err
+	}
+	restCfg.QPS, restCfg.Burst = qps, burst
+	ctrl.Log.Info("Starting Kueue's scheduler", "qps", qps, "burst", burst)
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := kueue.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		// Kueue's default worker counts.
+		Controller: crconfig.Controller{
+			SkipNameValidation: ptr.To(true),
+			GroupKindConcurrency: map[string]int{
+				kueue.GroupVersion.WithKind("Workload").GroupKind().String():       5,
+				kueue.GroupVersion.WithKind("LocalQueue").GroupKind().String():     1,
+				kueue.GroupVersion.WithKind("ClusterQueue").GroupKind().String():   1,
+				kueue.GroupVersion.WithKind("ResourceFlavor").GroupKind().String(): 1,
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+
+	cache := schdcache.New(mgr.GetClient())
+	requeuer := qcache.NewRequeuer()
+	if err := mgr.Add(requeuer); err != nil {
+		return err
+	}
+	expect := expectations.New()
+	queues := qcache.NewManager(mgr.GetClient(), cache, requeuer, qcache.WithPreemptionExpectations(expect))
+	go queues.CleanUpOnContext(ctx)
+	go cache.CleanUpOnContext(ctx)
+
+	// An empty Configuration is Kueue's scheduler with fair sharing off, as
+	// in Kueue's own performance test.
+	if name, err := core.SetupControllers(mgr, queues, cache, &configapi.Configuration{}, nil, expect, nil); err != nil {
+		ctrl.Log.Error(err, "Unable to set up a core controller", "controller", name)
+		return err
+	}
+	sched := scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName),
+		scheduler.WithPreemptionExpectations(expect))
+	if err := mgr.Add(sched); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
