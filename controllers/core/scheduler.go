@@ -22,8 +22,10 @@ import (
 	"github.com/musterhq/muster/internal/core"
 )
 
-// admissionWriters bounds the admission writes in flight in one cycle.
-const admissionWriters = 8
+// admissionWriters bounds the admission writes in flight. The cycle does
+// not wait for them: the cache already holds the assumed admissions, so the
+// next cycle decides on top of them while they are written.
+const admissionWriters = 16
 
 // Scheduler is the admission loop. It runs only on the leader: it rebuilds
 // the core from the API, then, whenever something may have become
@@ -36,9 +38,22 @@ type Scheduler struct {
 	state    *State
 	recorder events.EventRecorder
 	clock    clock.Clock
-	// pendingWritten is when each pending workload's reason was last
-	// written; only the cycle goroutine uses it.
-	pendingWritten map[string]time.Time
+	// reasons writes pending reasons off the scheduling path.
+	reasons *reasonWriter
+	// writers holds a slot per admission write in flight; inflight counts
+	// them for drain.
+	writers  chan struct{}
+	inflight sync.WaitGroup
+}
+
+func newScheduler(c client.Client, reader client.Reader, state *State, recorder events.EventRecorder, clk clock.Clock, clientQPS float32) *Scheduler {
+	s := &Scheduler{
+		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
+		reasons: newReasonWriter(c, clk, clientQPS),
+		writers: make(chan struct{}, admissionWriters),
+	}
+	state.onForget = s.reasons.forget
+	return s
 }
 
 // pendingRefresh is how stale the numbers of an unchanged pending reason
@@ -55,11 +70,16 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return fmt.Errorf("rebuilding the scheduling cache: %w", err)
 	}
 	logger.Info("Started scheduler")
+	go s.reasons.run(ctx, 2)
 	for s.state.Queues.Wait(ctx) {
 		s.cycle(ctx)
 	}
+	s.drain()
 	return nil
 }
+
+// drain waits for the admission writes in flight.
+func (s *Scheduler) drain() { s.inflight.Wait() }
 
 // NeedLeaderElection makes the scheduler run on the leader only.
 func (s *Scheduler) NeedLeaderElection() bool { return true }
@@ -109,8 +129,6 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 func (s *Scheduler) cycle(ctx context.Context) {
 	heads, seq := s.state.Queues.Heads()
 	decisions := core.Schedule(s.state.Cache.Snapshot(), heads)
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, admissionWriters)
 	for _, d := range decisions {
 		if d.Evict != "" {
 			s.evict(ctx, d.Workload, musterv1beta1.ReasonStopped, "", d.Message)
@@ -121,10 +139,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.evict(ctx, v.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg)
 		}
 		if d.Admission == nil {
-			s.keepPending(ctx, d, seq)
+			s.keepPending(d, seq)
 			continue
 		}
-		delete(s.pendingWritten, d.Workload.Key)
+		s.reasons.forget(d.Workload.Key)
 		wl := *d.Workload
 		wl.Admission = d.Admission
 		wl.AdmittedAt = s.clock.Now()
@@ -134,14 +152,13 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			continue
 		}
 		s.state.Queues.Delete(wl.Key)
-		wg.Add(1)
-		slots <- struct{}{}
+		s.inflight.Add(1)
+		s.writers <- struct{}{}
 		go func() {
-			defer func() { <-slots; wg.Done() }()
+			defer func() { <-s.writers; s.inflight.Done() }()
 			s.admit(ctx, &wl)
 		}()
 	}
-	wg.Wait()
 }
 
 // evict tells an admitted workload to stop: Evicted (and Preempted for a
@@ -152,6 +169,7 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
 		return
 	}
+	s.reasons.schedulerWrote()
 	orig := wl.DeepCopy()
 	now := metav1.NewTime(s.clock.Now())
 	setCondition(&wl, musterv1beta1.WorkloadEvicted, metav1.ConditionTrue, reason, msg, now)
@@ -171,34 +189,20 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 	log.FromContext(ctx).Info("Evicted workload", "workload", victim.Key, "clusterQueue", cq, "reason", reason, "detail", preemptionReason)
 }
 
-// keepPending parks or keeps a workload that was not admitted and tells it
-// why, if that changed.
-func (s *Scheduler) keepPending(ctx context.Context, d core.Decision, seq uint64) {
+// keepPending parks or keeps a workload that was not admitted and hands
+// its reason to the reason writer.
+func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
 	if d.Park {
 		s.state.Queues.Park(d.Workload.Key, seq)
 	}
-	var wl musterv1beta1.Workload
-	if err := s.client.Get(ctx, nameOf(d.Workload), &wl); err != nil || wl.Status.Admission != nil {
-		return
-	}
-	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil &&
-		c.Reason == musterv1beta1.ReasonPending && c.Message != d.Message && withoutNumbers(c.Message) == withoutNumbers(d.Message) &&
-		s.clock.Since(s.pendingWritten[d.Workload.Key]) < pendingRefresh {
-		return
-	}
-	if s.pendingWritten == nil {
-		s.pendingWritten = map[string]time.Time{}
-	}
-	s.pendingWritten[d.Workload.Key] = s.clock.Now()
-	if err := setPending(ctx, s.client, &wl, musterv1beta1.ReasonPending, d.Message); err != nil && ctx.Err() == nil {
-		log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", d.Workload.Key)
-	}
+	s.reasons.set(d.Workload.Key, d.Message)
 }
 
 // admit writes an assumed admission to the Workload's status in one write:
 // the admission, QuotaReserved and Admitted. On failure it undoes the
 // assumption and requeues the workload.
 func (s *Scheduler) admit(ctx context.Context, assumed *core.Workload) {
+	s.reasons.schedulerWrote()
 	logger := log.FromContext(ctx).WithValues("workload", assumed.Key, "clusterQueue", assumed.Admission.ClusterQueue)
 	err := s.writeAdmission(ctx, assumed)
 	if err != nil {

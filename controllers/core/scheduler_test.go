@@ -59,8 +59,9 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 		Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq"}})
 	state.applyWorkload(wl, nil, time.Now())
 
-	s := &Scheduler{client: c, reader: c, state: state, recorder: events.NewFakeRecorder(10), clock: clocktesting.NewFakeClock(wl.CreationTimestamp.Time)}
+	s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(wl.CreationTimestamp.Time), 50)
 	s.cycle(context.Background())
+	s.drain()
 
 	if writes != 1 {
 		t.Fatalf("status writes = %d, want 1", writes)

@@ -35,12 +35,6 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 			return nil, err
 		}
 	}
-	err := mgr.Add(&Scheduler{
-		client:   c,
-		reader:   mgr.GetCache(),
-		state:    state,
-		recorder: mgr.GetEventRecorder("muster-scheduler"),
-		clock:    opts.Clock,
-	})
+	err := mgr.Add(newScheduler(c, mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS))
 	return state, err
 }

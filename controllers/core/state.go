@@ -51,6 +51,9 @@ type State struct {
 	// clusterQueueEvents asks the ClusterQueue controller to refresh a
 	// queue's activity and status (e.g. its flavor appeared).
 	clusterQueueEvents chan event.GenericEvent
+
+	// onForget, when set, hears of every workload dropped from the state.
+	onForget func(key string)
 }
 
 // NewState returns an empty state.
@@ -174,6 +177,9 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 func (s *State) forgetWorkload(key string) {
 	s.Queues.Delete(key)
 	s.release(s.Cache.DeleteWorkload(key))
+	if s.onForget != nil {
+		s.onForget(key)
+	}
 }
 
 // release gives the workloads that wait for quota freed in a ClusterQueue

@@ -164,6 +164,10 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	case FitPreempt:
 		if d, ok := preempt(s, q, wl, adm); ok {
 			c.block(q, wl)
+			// Hold the room being made for the rest of the cycle: a workload
+			// the preemptor outranks must not take what the victims free
+			// and become the next victim.
+			q.AddUsage(adm.Usage())
 			return d, false
 		}
 	}

@@ -156,3 +156,26 @@ func TestBlockAdmission(t *testing.T) {
 		t.Fatalf("not admitted once the first was ready: %s", ds[0].Message)
 	}
 }
+
+// TestPreemptorHoldsTheRoomItMakes: a high-priority workload waits for the
+// victim it is evicting; a lower-priority workload decided later in the same
+// cycle must not take the quota that eviction frees (it would only become
+// the next victim: eviction churn).
+func TestPreemptorHoldsTheRoomItMakes(t *testing.T) {
+	cq := gpuQueue("cq", gpus("a100", 8))
+	cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority}
+	for name, evicting := range map[string]bool{"victim to evict": false, "victim already evicting": true} {
+		t.Run(name, func(t *testing.T) {
+			c := cacheWith([]*ClusterQueue{cq}, "a100")
+			running := admitted(gpuWl("running", 0, 0, 1, 4), "cq", "a100")
+			running.Evicting = evicting
+			c.AddOrUpdateWorkload(running)
+			c.AddOrUpdateWorkload(admitted(gpuWl("kept", 10, 0, 1, 2), "cq", "a100"))
+			// 2 GPUs are free: the preemptor needs 6, the low one fits in 2.
+			ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("high", 20, 1, 1, 6), gpuWl("low", 5, 2, 1, 2)}})
+			if got := names(ds, true); len(got) != 0 {
+				t.Fatalf("admitted %v while the preemptor waits for its room", got)
+			}
+		})
+	}
+}

@@ -1,0 +1,167 @@
+package core
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// reasonGrace is how long a workload waits before its pending reason is
+// written: most waits in a busy queue are shorter, and a workload admitted
+// within it costs no write at all.
+const reasonGrace = time.Second
+
+// Pending reasons yield to admissions. While the scheduler is admitting or
+// evicting (it wrote within busyWindow) reasons are written at busyRate;
+// otherwise at up to 1/reasonShare of the client's request budget.
+// Admissions thus keep the API server (and the client's QPS) to themselves
+// under load, and a backlog still gets its reasons quickly once quiet.
+const (
+	reasonShare = 5
+	busyRate    = 5
+	busyWindow  = 250 * time.Millisecond
+)
+
+// reasonWriter tells pending workloads why they wait, off the scheduling
+// path: the cycle only records the latest reason; workers write it after
+// reasonGrace, at a bounded rate, unless the workload was admitted since.
+// An admission therefore never waits behind reason writes, and a reason
+// that changes several times while queued is written once.
+type reasonWriter struct {
+	client client.Client
+	clock  clock.PassiveClock
+	// idle and busy limit the writes when the scheduler is quiet or busy.
+	idle, busy flowcontrol.RateLimiter
+	// lastWrite is when the scheduler last wrote (unix nanoseconds).
+	lastWrite atomic.Int64
+	queue     workqueue.TypedDelayingInterface[string]
+
+	mu sync.Mutex
+	// latest is the reason to write per workload key; admitted workloads
+	// are dropped from it.
+	latest map[string]string
+	// written is when each workload's reason was last written.
+	written map[string]time.Time
+}
+
+func newReasonWriter(c client.Client, clk clock.PassiveClock, clientQPS float32) *reasonWriter {
+	qps := max(clientQPS/reasonShare, busyRate)
+	return &reasonWriter{
+		client: c, clock: clk,
+		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, max(int(min(qps, 1000)), 1)),
+		busy:   flowcontrol.NewTokenBucketRateLimiter(busyRate, 1),
+		queue:  workqueue.NewTypedDelayingQueue[string](),
+		latest: map[string]string{}, written: map[string]time.Time{},
+	}
+}
+
+// schedulerWrote tells the writer the scheduler is busy writing.
+func (r *reasonWriter) schedulerWrote() { r.lastWrite.Store(r.clock.Now().UnixNano()) }
+
+// wait takes a turn from the limiter that fits the scheduler's activity.
+func (r *reasonWriter) wait(ctx context.Context) error {
+	if r.clock.Since(time.Unix(0, r.lastWrite.Load())) < busyWindow {
+		return r.busy.Wait(ctx)
+	}
+	return r.idle.Wait(ctx)
+}
+
+// set records why a workload waits; it is written after the grace period.
+func (r *reasonWriter) set(key, msg string) {
+	r.mu.Lock()
+	r.latest[key] = msg
+	r.mu.Unlock()
+	r.queue.AddAfter(key, reasonGrace)
+}
+
+// forget drops a workload that was admitted or is gone.
+func (r *reasonWriter) forget(key string) {
+	r.mu.Lock()
+	delete(r.latest, key)
+	delete(r.written, key)
+	r.mu.Unlock()
+}
+
+// wanted reports whether the workload still waits for a reason: it may
+// have been admitted while the writer waited for its turn.
+func (r *reasonWriter) wanted(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.latest[key]
+	return ok
+}
+
+// run writes reasons until ctx ends.
+func (r *reasonWriter) run(ctx context.Context, workers int) {
+	go func() { <-ctx.Done(); r.queue.ShutDown() }()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				key, shutdown := r.queue.Get()
+				if shutdown {
+					return
+				}
+				r.write(ctx, key)
+				r.queue.Done(key)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (r *reasonWriter) write(ctx context.Context, key string) {
+	r.mu.Lock()
+	msg, ok := r.latest[key]
+	written := r.written[key]
+	r.mu.Unlock()
+	if !ok {
+		return
+	}
+	var wl musterv1beta1.Workload
+	if err := r.client.Get(ctx, keyToName(key), &wl); err != nil || wl.Status.Admission != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(key)
+		}
+		return
+	}
+	// The same reason with other amounts (available quota moves with every
+	// admission) is rewritten at most every pendingRefresh.
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil &&
+		c.Reason == musterv1beta1.ReasonPending && c.Message != msg && withoutNumbers(c.Message) == withoutNumbers(msg) &&
+		r.clock.Since(written) < pendingRefresh {
+		return
+	}
+	if err := r.wait(ctx); err != nil || !r.wanted(key) {
+		return
+	}
+	if err := setPending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg); err != nil {
+		if ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", key)
+		}
+		return
+	}
+	r.mu.Lock()
+	if _, still := r.latest[key]; still {
+		r.written[key] = r.clock.Now()
+	}
+	r.mu.Unlock()
+}
+
+func keyToName(key string) types.NamespacedName {
+	ns, name, _ := strings.Cut(key, "/")
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
