@@ -108,6 +108,7 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 		Scheme:                        scheme,
 		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
 		Metrics:                       metricsserver.Options{BindAddress: cfg.Metrics.BindAddress},
+		PprofBindAddress:              cfg.PprofBindAddress,
 		LeaderElection:                *le.LeaderElect,
 		LeaderElectionID:              le.ResourceName,
 		LeaderElectionNamespace:       le.ResourceNamespace,

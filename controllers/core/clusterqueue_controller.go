@@ -100,9 +100,9 @@ func syncFinalizer(ctx context.Context, c client.Client, obj client.Object, inUs
 
 func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1beta1.ClusterQueue) error {
 	st := r.state.Cache.ClusterQueueStatus(cq.Name)
-	pending, _ := r.state.Queues.PendingCounts()
+	pending := r.state.Queues.PendingInClusterQueue(cq.Name)
 	newStatus := cq.Status.DeepCopy()
-	newStatus.PendingWorkloads = int32(pending[cq.Name])
+	newStatus.PendingWorkloads = int32(pending)
 	newStatus.ReservingWorkloads = int32(st.Reserving)
 	newStatus.AdmittedWorkloads = int32(st.Reserving)
 	newStatus.FlavorsReservation = toFlavorUsage(st.Usage, st.Borrowed)
@@ -112,7 +112,7 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 		newStatus.FairSharing = &musterv1beta1.FairSharingStatus{WeightedShare: st.WeightedShare}
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, activeCondition(cq, st))
-	recordQueueMetrics(cq.Name, pending[cq.Name], st)
+	recordQueueMetrics(cq.Name, pending, st)
 	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {
 		return nil
 	}

@@ -52,13 +52,12 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	key := lq.Namespace + "/" + lq.Name
 	cq := string(lq.Spec.ClusterQueue)
 	st := r.state.Cache.ClusterQueueStatus(cq)
-	_, pending := r.state.Queues.PendingCounts()
 	usage := &core.LocalQueueUsage{}
 	if u, ok := st.ByLocalQueue[key]; ok {
 		usage = u
 	}
 	newStatus := lq.Status.DeepCopy()
-	newStatus.PendingWorkloads = int32(pending[key])
+	newStatus.PendingWorkloads = int32(r.state.Queues.PendingInLocalQueue(lq.Namespace, lq.Name))
 	newStatus.ReservingWorkloads = int32(usage.Reserving)
 	newStatus.AdmittedWorkloads = int32(usage.Reserving)
 	newStatus.FlavorsReservation = toFlavorUsage(usage.Usage, nil)

@@ -53,8 +53,10 @@ type reasonWriter struct {
 	// latest is the reason to write per workload key; admitted workloads
 	// are dropped from it.
 	latest map[string]string
-	// written is when each workload's reason was last written.
+	// written is when each workload's reason was last written; queued
+	// holds the workloads waiting in queue.
 	written map[string]time.Time
+	queued  map[string]bool
 }
 
 func newReasonWriter(c client.Client, clk clock.PassiveClock, clientQPS float32) *reasonWriter {
@@ -64,7 +66,7 @@ func newReasonWriter(c client.Client, clk clock.PassiveClock, clientQPS float32)
 		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, max(int(min(qps, 1000)), 1)),
 		busy:   flowcontrol.NewTokenBucketRateLimiter(busyRate, 1),
 		queue:  workqueue.NewTypedDelayingQueue[string](),
-		latest: map[string]string{}, written: map[string]time.Time{},
+		latest: map[string]string{}, written: map[string]time.Time{}, queued: map[string]bool{},
 	}
 }
 
@@ -80,11 +82,20 @@ func (r *reasonWriter) wait(ctx context.Context) error {
 }
 
 // set records why a workload waits; it is written after the grace period.
+// A reason already queued, or written and unchanged, costs a map lookup:
+// the cycle calls this for every workload it leaves pending.
 func (r *reasonWriter) set(key, msg string) {
 	r.mu.Lock()
+	prev, known := r.latest[key]
 	r.latest[key] = msg
+	due := !r.queued[key] && (!known || prev != msg || r.clock.Since(r.written[key]) >= pendingRefresh)
+	if due {
+		r.queued[key] = true
+	}
 	r.mu.Unlock()
-	r.queue.AddAfter(key, reasonGrace)
+	if due {
+		r.queue.AddAfter(key, reasonGrace)
+	}
 }
 
 // forget drops a workload that was admitted or is gone.
@@ -92,6 +103,7 @@ func (r *reasonWriter) forget(key string) {
 	r.mu.Lock()
 	delete(r.latest, key)
 	delete(r.written, key)
+	delete(r.queued, key)
 	r.mu.Unlock()
 }
 
@@ -125,6 +137,7 @@ func (r *reasonWriter) run(ctx context.Context, workers int) {
 
 func (r *reasonWriter) write(ctx context.Context, key string) {
 	r.mu.Lock()
+	delete(r.queued, key)
 	msg, ok := r.latest[key]
 	written := r.written[key]
 	r.mu.Unlock()

@@ -21,7 +21,10 @@ type Queues struct {
 	orphans map[string]*Workload
 	// where maps a pending workload's key to its ClusterQueue ("" if orphan).
 	where map[string]string
-	wake  chan struct{}
+	// perLocalQueue counts the pending workloads (queued, parked or
+	// orphaned) of each LocalQueue, so status refreshes need not walk them.
+	perLocalQueue map[string]int
+	wake          chan struct{}
 	// unparks counts Unpark calls, so a cycle does not park a workload on
 	// the strength of a snapshot older than a release that would have
 	// admitted it.
@@ -36,6 +39,8 @@ func NewQueues() *Queues {
 		orphans:     map[string]*Workload{},
 		where:       map[string]string{},
 		wake:        make(chan struct{}, 1),
+
+		perLocalQueue: map[string]int{},
 	}
 }
 
@@ -128,12 +133,12 @@ func (q *Queues) Unpark(clusterQueues ...string) {
 	q.unparks++
 	if len(clusterQueues) == 0 {
 		for _, pq := range q.queues {
-			pq.unpark()
+			pq.unparkDue = true
 		}
 	}
 	for _, name := range clusterQueues {
 		if pq, ok := q.queues[name]; ok {
-			pq.unpark()
+			pq.unparkDue = true
 		}
 	}
 	q.notify()
@@ -160,6 +165,9 @@ func (q *Queues) Heads() (map[string][]*Workload, uint64) {
 	defer q.mu.Unlock()
 	heads := map[string][]*Workload{}
 	for name, pq := range q.queues {
+		if pq.unparkDue {
+			pq.unpark()
+		}
 		if active := pq.active(); len(active) > 0 {
 			heads[name] = active
 		}
@@ -185,22 +193,23 @@ func (q *Queues) ClusterQueueOf(namespace, localQueue string) (string, bool) {
 	return cq, ok
 }
 
-// PendingCounts returns the number of pending workloads per ClusterQueue and
-// per LocalQueue (namespace/name).
-func (q *Queues) PendingCounts() (byClusterQueue, byLocalQueue map[string]int) {
+// PendingInClusterQueue is the number of pending workloads (queued or
+// parked) of a ClusterQueue.
+func (q *Queues) PendingInClusterQueue(name string) int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	byClusterQueue, byLocalQueue = map[string]int{}, map[string]int{}
-	for name, pq := range q.queues {
-		for _, wl := range pq.all() {
-			byClusterQueue[name]++
-			byLocalQueue[wl.Namespace+"/"+wl.Queue]++
-		}
+	if pq := q.queues[name]; pq != nil {
+		return len(pq.heap.items) + len(pq.parked)
 	}
-	for _, wl := range q.orphans {
-		byLocalQueue[wl.Namespace+"/"+wl.Queue]++
-	}
-	return byClusterQueue, byLocalQueue
+	return 0
+}
+
+// PendingInLocalQueue is the number of pending workloads of a LocalQueue,
+// including those waiting for their ClusterQueue to exist.
+func (q *Queues) PendingInLocalQueue(namespace, name string) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.perLocalQueue[namespace+"/"+name]
 }
 
 // Wait blocks until something may be admissible, or ctx ends (false).
@@ -227,8 +236,19 @@ func (q *Queues) notify() {
 	}
 }
 
+func localQueueKey(wl *Workload) string { return wl.Namespace + "/" + wl.Queue }
+
+// count adds n to the workload's LocalQueue count.
+func (q *Queues) count(wl *Workload, n int) {
+	lq := localQueueKey(wl)
+	if q.perLocalQueue[lq] += n; q.perLocalQueue[lq] <= 0 {
+		delete(q.perLocalQueue, lq)
+	}
+}
+
 func (q *Queues) insert(wl *Workload) {
-	cq, ok := q.localQueues[wl.Namespace+"/"+wl.Queue]
+	q.count(wl, 1)
+	cq, ok := q.localQueues[localQueueKey(wl)]
 	pq := q.queues[cq]
 	if !ok || pq == nil {
 		q.orphans[wl.Key] = wl
@@ -243,6 +263,9 @@ func (q *Queues) delete(key string) {
 	cq, ok := q.where[key]
 	if !ok {
 		return
+	}
+	if wl := q.find(key, cq); wl != nil {
+		q.count(wl, -1)
 	}
 	delete(q.where, key)
 	delete(q.orphans, key)
@@ -262,6 +285,10 @@ func (q *Queues) find(key, cq string) *Workload {
 }
 
 func (q *Queues) replace(wl *Workload, cq string) {
+	if old := q.find(wl.Key, cq); old != nil {
+		q.count(old, -1)
+	}
+	q.count(wl, 1)
 	if cq == "" {
 		q.orphans[wl.Key] = wl
 		return
@@ -291,6 +318,9 @@ type pendingQueue struct {
 	strategy QueueingStrategy
 	heap     workloadHeap
 	parked   map[string]*Workload
+	// unparkDue defers an Unpark to the next Heads: the many releases
+	// between two cycles (every finished workload is one) unpark once.
+	unparkDue bool
 }
 
 func newPendingQueue() *pendingQueue {
@@ -329,6 +359,7 @@ func (p *pendingQueue) park(key string) {
 }
 
 func (p *pendingQueue) unpark() {
+	p.unparkDue = false
 	for key, wl := range p.parked {
 		delete(p.parked, key)
 		heap.Push(&p.heap, wl)

@@ -32,10 +32,38 @@ func TestQueuesOrphansWaitForTheirQueue(t *testing.T) {
 	if len(headsOf(q)) != 0 {
 		t.Fatal("deleting the LocalQueue sets its workloads aside")
 	}
-	_, byLQ := q.PendingCounts()
-	if byLQ["ns/lq"] != 1 {
-		t.Errorf("orphans still count as pending in their LocalQueue: %v", byLQ)
+	if n := q.PendingInLocalQueue("ns", "lq"); n != 1 {
+		t.Errorf("orphans still count as pending in their LocalQueue: %d", n)
 	}
+}
+
+// TestQueuesPendingCounts: the counts follow adds, updates, parking,
+// moves between LocalQueues and deletes without walking the queues.
+func TestQueuesPendingCounts(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertLocalQueue("ns", "other", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	a, b := gpuWl("a", 0, 0, 1, 1), gpuWl("b", 0, 1, 1, 1)
+	q.AddOrUpdate(a)
+	q.AddOrUpdate(b)
+	q.AddOrUpdate(gpuWl("a", 0, 0, 1, 1)) // an update of the same workload
+	q.Park(b.Key, seqOf(q))
+	check := func(step string, cq, lq, other int) {
+		t.Helper()
+		if got := [3]int{q.PendingInClusterQueue("cq"), q.PendingInLocalQueue("ns", "lq"), q.PendingInLocalQueue("ns", "other")}; got != [3]int{cq, lq, other} {
+			t.Errorf("%s: cq, lq, other = %v, want %v", step, got, [3]int{cq, lq, other})
+		}
+	}
+	check("queued and parked", 2, 2, 0)
+	moved := gpuWl("a", 0, 0, 1, 1)
+	moved.Queue = "other"
+	q.AddOrUpdate(moved)
+	check("moved to another LocalQueue", 2, 1, 1)
+	q.Delete(a.Key)
+	q.Delete(b.Key)
+	q.Delete(b.Key)
+	check("deleted", 0, 0, 0)
 }
 
 func TestQueuesParkAndUnpark(t *testing.T) {

@@ -40,7 +40,7 @@ const (
 // Admitted workloads of draining queues are evicted.
 func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	decisions := drain(s)
-	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}}
+	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, preempting: map[string]*Workload{}}
 	if s.fairSharing {
 		return append(decisions, scheduleFair(s, heads, c)...)
 	}
@@ -120,6 +120,9 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 type cycle struct {
 	// blockedBy maps a StrictFIFO queue to the head that blocks it.
 	blockedBy map[string]string
+	// preempting maps a queue to its highest-priority workload waiting for
+	// victims to leave: the room they free is its.
+	preempting map[string]*Workload
 	// failed maps a queue and workload shape to the outcome of the first
 	// workload of that shape that did not fit: usage only grows during a
 	// cycle, so later ones of the same shape and no higher priority fail
@@ -143,6 +146,10 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		return Decision{Workload: wl, Park: true, Message: fmt.Sprintf(
 			"waiting for the pods of admitted workload %s to be ready (waitForPodsReady.blockAdmission)", s.notReady[0])}, false
 	}
+	if p, ok := c.preempting[q.Name]; ok && wl.Priority < p.Priority {
+		return Decision{Workload: wl, Park: q.Strategy == BestEffortFIFO, Message: fmt.Sprintf(
+			"waiting behind workload %s, which is preempting to make room in ClusterQueue %s", p.Key, q.Name)}, false
+	}
 	if head, ok := c.blockedBy[q.Name]; ok {
 		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}, false
 	}
@@ -164,10 +171,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	case FitPreempt:
 		if d, ok := preempt(s, q, wl, adm); ok {
 			c.block(q, wl)
-			// Hold the room being made for the rest of the cycle: a workload
-			// the preemptor outranks must not take what the victims free
-			// and become the next victim.
-			q.AddUsage(adm.Usage())
+			c.holdRoom(q, wl, adm)
 			return d, false
 		}
 	}
@@ -212,6 +216,25 @@ func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) string {
 		return fmt.Sprintf("namespace %s is not selected by the namespaceSelector of ClusterQueue %s", wl.Namespace, q.Name)
 	}
 	return ""
+}
+
+// holdRoom keeps the room a preemptor is making for the rest of the cycle,
+// so that what its victims free is not taken by a workload it outranks (which
+// would only become its next victim): lower-priority workloads of its queue
+// wait, and its queue's unused nominal quota is set aside from borrowers of
+// the cohort. Only headroom under the nominal quota is set aside, so the
+// queue never looks like a borrower to reclaiming preemptors.
+func (c *cycle) holdRoom(q *QueueSnapshot, wl *Workload, adm *Admission) {
+	if p, ok := c.preempting[q.Name]; !ok || wl.Priority > p.Priority {
+		c.preempting[q.Name] = wl
+	}
+	reserve := Usage{}
+	for fr, v := range adm.Usage() {
+		if headroom := q.node.subtree[fr] - q.node.usage[fr]; headroom > 0 {
+			reserve[fr] = min(v, headroom)
+		}
+	}
+	q.AddUsage(reserve)
 }
 
 func (c *cycle) block(q *QueueSnapshot, wl *Workload) {

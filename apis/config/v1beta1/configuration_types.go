@@ -19,6 +19,10 @@ type Configuration struct {
 	// Metrics is where Prometheus metrics are served.
 	Metrics MetricsConfig `json:"metrics,omitempty"`
 
+	// PprofBindAddress serves Go's pprof profiles (e.g. "127.0.0.1:8082");
+	// empty, the default, turns them off.
+	PprofBindAddress string `json:"pprofBindAddress,omitempty"`
+
 	// Webhook configures the webhook server.
 	Webhook WebhookConfig `json:"webhook,omitempty"`
 

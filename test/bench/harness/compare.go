@@ -20,6 +20,11 @@ type CompareSpec struct {
 	Reps       int
 	Out        string
 	Log        io.Writer
+	// Profile takes a CPU profile of every target for this long.
+	Profile time.Duration
+	// Calibration, when known, adds admissions/s as a share of the API
+	// server's ceiling to the table.
+	Calibration *Calibration
 }
 
 // Compare runs the comparison and writes results.json, results.md and
@@ -36,7 +41,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 			for _, t := range spec.Targets {
 				dir := filepath.Join(spec.Out, "runs", fmt.Sprintf("%s-%s-%d", t.Name, mode, rep))
 				began := time.Now()
-				res, err := Run(ctx, RunSpec{Config: spec.Config, ConfigName: spec.ConfigName, Target: t, Mode: mode, Dir: dir})
+				res, err := Run(ctx, RunSpec{Config: spec.Config, ConfigName: spec.ConfigName, Target: t, Mode: mode, Dir: dir, Profile: spec.Profile})
 				if err != nil {
 					return fmt.Errorf("%s %s run %d: %w", t.Name, mode, rep, err)
 				}
@@ -50,6 +55,9 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 		}
 	}
 	table := Table(results, plan.Classes)
+	if spec.Calibration != nil {
+		table += CeilingTable(results, spec.Calibration)
+	}
 	md := fmt.Sprintf("Mix `%s` (%d ClusterQueues, %d workloads).\n%s", spec.ConfigName, len(plan.Queues), plan.Workloads(), table)
 	if err := os.WriteFile(filepath.Join(spec.Out, "results.md"), []byte(md), 0o644); err != nil {
 		return err
@@ -60,6 +68,20 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 	}
 	fmt.Fprintf(spec.Log, "\nResults: %s/results.{json,md}, plot: %s/time-to-admission.png\n", spec.Out, spec.Out)
 	return nil
+}
+
+// LoadCalibration reads calibration.json from a results directory; nil if
+// there is none.
+func LoadCalibration(dir string) (*Calibration, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "calibration.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cal := &Calibration{}
+	return cal, json.Unmarshal(data, cal)
 }
 
 func writeResults(dir string, results []*Result) error {

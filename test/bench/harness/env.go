@@ -46,6 +46,7 @@ type APIServer struct {
 	TargetKubeconfig string
 	// AuditLog is the file the target's requests are logged to.
 	AuditLog string
+	pid      int
 }
 
 // StartAPIServer starts etcd and kube-apiserver (from KUBEBUILDER_ASSETS)
@@ -98,6 +99,18 @@ func (a *APIServer) writeTargetKubeconfig(dir string) (string, error) {
 	}
 	path := filepath.Join(dir, "target.kubeconfig")
 	return path, os.WriteFile(path, kc, 0o600)
+}
+
+// CPUSeconds is the API server's CPU time so far.
+func (a *APIServer) CPUSeconds() (float64, error) {
+	if a.pid == 0 {
+		pid, err := findProcess(a.AuditLog) // the flag names this run's file
+		if err != nil {
+			return 0, err
+		}
+		a.pid = pid
+	}
+	return cpuSeconds(a.pid)
 }
 
 // Stop stops the control plane.

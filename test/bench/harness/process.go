@@ -28,12 +28,13 @@ type Usage struct {
 	MaxRSSMiB float64 `json:"maxRSSMiB"`
 }
 
-// StartProcess runs the target with its log in dir.
-func StartProcess(t Target, dir, kubeconfig string, qps float32, burst int) (*Process, error) {
+// StartProcess runs the target with its log in dir; with a pprof address
+// it serves profiles there.
+func StartProcess(t Target, dir, kubeconfig string, qps float32, burst int, pprof string) (*Process, error) {
 	if _, err := os.Stat(t.Binary); err != nil {
 		return nil, fmt.Errorf("the %s binary is missing (make bench-bins): %w", t.Name, err)
 	}
-	args, err := t.args(dir, kubeconfig, qps, burst)
+	args, err := t.args(dir, kubeconfig, qps, burst, pprof)
 	if err != nil {
 		return nil, err
 	}
@@ -56,8 +57,30 @@ func StartProcess(t Target, dir, kubeconfig string, qps float32, burst int) (*Pr
 func (p *Process) Exited() <-chan struct{} { return p.done }
 
 // CPUSeconds reads the running child's CPU time from /proc.
-func (p *Process) CPUSeconds() (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+func (p *Process) CPUSeconds() (float64, error) { return cpuSeconds(p.cmd.Process.Pid) }
+
+// findProcess is the pid of the process whose command line contains s.
+func findProcess(s string) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			return pid, nil
+		}
+	}
+	return 0, fmt.Errorf("no process with %q in its command line", s)
+}
+
+// cpuSeconds reads a process's CPU time (user + system) from /proc.
+func cpuSeconds(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}

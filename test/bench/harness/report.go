@@ -71,6 +71,7 @@ func metrics(classes []string) []metric {
 		metric{"evictions", func(r *Result) float64 { return float64(r.Evictions) }, "%.0f", false},
 		metric{"controller CPU (s)", func(r *Result) float64 { return r.Usage.CPUSeconds }, "%.1f", false},
 		metric{"controller max RSS (MiB)", func(r *Result) float64 { return r.Usage.MaxRSSMiB }, "%.0f", false},
+		metric{"API server CPU (s)", func(r *Result) float64 { return r.APIServerCPUSeconds }, "%.1f", false},
 		metric{"API writes per workload", func(r *Result) float64 { return r.WritesPerWorkload }, "%.2f", false},
 		metric{"API reads per workload (get+list)", func(r *Result) float64 {
 			return r.RequestsPerWorkload["get"] + r.RequestsPerWorkload["list"]
@@ -155,4 +156,20 @@ func verbs(g *Group) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// CeilingTable shows each system's admissions/s as a share of the
+// calibrated ceiling of workload lifecycles (create + admission write +
+// finish write) the API server can carry on this machine.
+func CeilingTable(results []*Result, cal *Calibration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nAgainst the calibrated ceiling of %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s):\n\n", cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+	b.WriteString("| mode | system | admissions/s | share of ceiling | peak 5 s share |\n|---|---|---:|---:|---:|\n")
+	for _, g := range Groups(results) {
+		aps := g.spread(func(r *Result) float64 { return r.AdmissionsPerSecond })
+		peak := g.spread(func(r *Result) float64 { return r.PeakAdmissionsPerSecond })
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.0f%% | %.0f%% |\n", g.Mode, g.Target, aps.Mean,
+			100*aps.Mean/cal.LifecyclesPerSecond, 100*peak.Mean/cal.LifecyclesPerSecond)
+	}
+	return b.String()
 }

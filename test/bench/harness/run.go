@@ -3,7 +3,10 @@ package harness
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -37,6 +40,9 @@ type RunSpec struct {
 	Dir string
 	// Timeout bounds the run (default 30 minutes).
 	Timeout time.Duration
+	// Profile, when set, takes a CPU profile of the target over this long,
+	// from 10 s into the run, into Dir/cpu.pprof.
+	Profile time.Duration
 }
 
 // Result is what one run measured.
@@ -69,6 +75,9 @@ type Result struct {
 	WritesPerWorkload   float64            `json:"writesPerWorkload"`
 	// HarnessWrites are the generator's creates plus the kubelet's writes.
 	HarnessWrites int `json:"harnessWrites"`
+	// APIServerCPUSeconds is the API server's CPU time during the run:
+	// what all clients' requests cost it.
+	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
 }
 
 // Run starts an API server and the target, runs the mix to the end and
@@ -105,7 +114,15 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err := createQueues(ctx, api, spec.Target, plan); err != nil {
 		return nil, err
 	}
-	proc, err := StartProcess(spec.Target, spec.Dir, api.TargetKubeconfig, qps, burst)
+	pprofAddr := ""
+	if spec.Profile > 0 {
+		port, err := freeLoopbackPort()
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	proc, err := StartProcess(spec.Target, spec.Dir, api.TargetKubeconfig, qps, burst, pprofAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -121,13 +138,24 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err := kubelet.Start(watchCtx, 16); err != nil {
 		return nil, err
 	}
+	apiCPU0, err := api.CPUSeconds()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
+	if pprofAddr != "" {
+		go profile(watchCtx, pprofAddr, spec.Profile, filepath.Join(spec.Dir, "cpu.pprof"))
+	}
 	genErr := make(chan error, 1)
 	go func() { genErr <- generate(ctx, api, spec.Target, plan, rec) }()
 	if err := waitFinished(ctx, rec, plan.Workloads(), genErr, proc); err != nil {
 		return nil, err
 	}
 	end := time.Now()
+	apiCPU1, err := api.CPUSeconds()
+	if err != nil {
+		return nil, err
+	}
 	usage, err := proc.Stop()
 	if err != nil {
 		return nil, err
@@ -142,6 +170,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	res.Target, res.Mode, res.Config = spec.Target.Name, spec.Mode, spec.ConfigName
 	res.Usage, res.Requests = usage, reqs
 	res.HarnessWrites = plan.Workloads() + kubelet.Writes()
+	res.APIServerCPUSeconds = apiCPU1 - apiCPU0
 	res.RequestsPerWorkload = map[string]float64{}
 	for verb, n := range reqs.ByVerb {
 		res.RequestsPerWorkload[verb] = float64(n) / float64(res.Workloads)
@@ -209,4 +238,27 @@ func (r *Recorder) result(plan Plan, start time.Time) *Result {
 		res.Utilization = held / (float64(plan.Capacity()) * res.WallSeconds)
 	}
 	return res
+}
+
+// profile saves a CPU profile of the target, from 10 s into the run.
+func profile(ctx context.Context, addr string, d time.Duration, path string) {
+	if !sleepUntil(ctx, time.Now().Add(10*time.Second)) {
+		return
+	}
+	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_, _ = io.Copy(f, resp.Body)
 }

@@ -57,3 +57,11 @@ func TestTableShowsRatiosPerMode(t *testing.T) {
 		t.Error("a mode without results gets no table")
 	}
 }
+
+func TestCeilingTable(t *testing.T) {
+	cal := &Calibration{CreatesPerSecond: 400, PatchesPerSecond: 200, LifecyclesPerSecond: 80}
+	table := CeilingTable([]*Result{{Target: "muster", Mode: Unthrottled, AdmissionsPerSecond: 64, PeakAdmissionsPerSecond: 80}}, cal)
+	if !strings.Contains(table, "| unthrottled | muster | 64.0 | 80% | 100% |") {
+		t.Fatalf("table:\n%s", table)
+	}
+}

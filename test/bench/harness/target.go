@@ -32,8 +32,8 @@ type Target struct {
 	// cohortField is the ClusterQueue field that names the cohort.
 	cohortField string
 	// args writes any files the binary needs into dir and returns its
-	// command line.
-	args func(dir, kubeconfig string, qps float32, burst int) ([]string, error)
+	// command line; pprof, when set, is where it serves profiles.
+	args func(dir, kubeconfig string, qps float32, burst int, pprof string) ([]string, error)
 	// requeueConditions are what the system's own job integration writes
 	// when it has stopped an evicted job and hands the quota back.
 	requeueConditions []metav1.Condition
@@ -61,8 +61,9 @@ func Kueue(binary, crdDir string) Target {
 		Name: "kueue", Binary: binary, CRDDir: crdDir,
 		GroupVersion: schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"},
 		cohortField:  "cohortName",
-		args: func(_, kubeconfig string, qps float32, burst int) ([]string, error) {
-			return []string{"--kubeconfig", kubeconfig, fmt.Sprintf("--qps=%g", qps), fmt.Sprintf("--burst=%d", burst)}, nil
+		args: func(_, kubeconfig string, qps float32, burst int, pprof string) ([]string, error) {
+			return []string{"--kubeconfig", kubeconfig, fmt.Sprintf("--qps=%g", qps), fmt.Sprintf("--burst=%d", burst),
+				"--pprof-bind-address=" + pprof}, nil
 		},
 		// What Kueue's job framework does: workload.UnsetQuotaReservationWithCondition.
 		requeueConditions: []metav1.Condition{
@@ -76,7 +77,7 @@ func Kueue(binary, crdDir string) Target {
 // self-signed certificate (nothing calls them: the harness installs no
 // webhook configuration, like Kueue's scheduler-only binary has none),
 // metrics and leader election off.
-func musterArgs(dir, kubeconfig string, qps float32, burst int) ([]string, error) {
+func musterArgs(dir, kubeconfig string, qps float32, burst int, pprof string) ([]string, error) {
 	certDir := filepath.Join(dir, "certs")
 	if err := writeSelfSignedCert(certDir); err != nil {
 		return nil, err
@@ -109,7 +110,8 @@ integrations:
 clientConnection:
   qps: %g
   burst: %d
-`, probeAddr, webhookAddr, certDir, qps, burst)
+pprofBindAddress: %q
+`, probeAddr, webhookAddr, certDir, qps, burst, pprof)
 	path := filepath.Join(dir, "muster-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err

@@ -35,17 +35,18 @@ import (
 func main() {
 	qps := flag.Float64("qps", 50, "Client QPS (Kueue's default configuration: 50).")
 	burst := flag.Int("burst", 100, "Client burst (Kueue's default configuration: 100).")
+	pprofAddr := flag.String("pprof-bind-address", "", "Serve pprof profiles on this address (off when empty).")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
-	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst, *pprofAddr); err != nil {
 		ctrl.Log.Error(err, "Kueue stopped with an error")
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, qps float32, burst int) error {
+func run(ctx context.Context, qps float32, burst int, pprofAddr string) error {
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
@@ -61,8 +62,9 @@ func run(ctx context.Context, qps float32, burst int) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
-		Scheme:  scheme,
-		Metrics: metricsserver.Options{BindAddress: "0"},
+		Scheme:           scheme,
+		Metrics:          metricsserver.Options{BindAddress: "0"},
+		PprofBindAddress: pprofAddr,
 		// Kueue's default worker counts.
 		Controller: crconfig.Controller{
 			SkipNameValidation: ptr.To(true),

@@ -87,6 +87,7 @@ func runCmd(ctx context.Context, args []string) error {
 	config := fs.String("config", "test/bench/configs/quick.yaml", "Generator config (Kueue's schema).")
 	modes := fs.String("modes", "parity,unthrottled", "Modes to run.")
 	reps := fs.Int("reps", 1, "Repetitions of each target and mode.")
+	prof := fs.Duration("profile", 0, "Take a CPU profile of each target over this long, 10 s into each run (runs/*/cpu.pprof).")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
@@ -96,9 +97,14 @@ func runCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// `bench calibrate` into the same directory first adds the ceiling.
+	cal, err := harness.LoadCalibration(c.out)
+	if err != nil {
+		return err
+	}
 	return harness.Compare(ctx, harness.CompareSpec{
 		Config: cfg, ConfigName: filepath.Base(*config), Targets: targets,
-		Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out, Log: os.Stdout,
+		Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out, Log: os.Stdout, Calibration: cal, Profile: *prof,
 	})
 }
 

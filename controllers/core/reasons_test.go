@@ -1,0 +1,67 @@
+package core
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// TestReasonWriter: a reason is written once after the grace period however
+// often the cycle repeats it, and not at all for a workload admitted within
+// the grace period.
+func TestReasonWriter(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = musterv1beta1.AddToScheme(scheme)
+	mk := func(name string) *musterv1beta1.Workload {
+		return &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"},
+			Spec: musterv1beta1.WorkloadSpec{QueueName: "lq", PodSets: []musterv1beta1.PodSet{{Name: "main", Count: 1,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}}}}}
+	}
+	waiting, admitted := mk("waiting"), mk("admitted")
+	writes := map[string]int{}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(waiting, admitted).WithStatusSubresource(waiting, admitted).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				writes[obj.GetName()]++
+				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+			},
+		}).Build()
+	r := newReasonWriter(c, clock.RealClock{}, 50)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.run(ctx, 1)
+
+	for range 100 {
+		r.set("ns/waiting", "waiting for quota: 4 requested, 2 available")
+		r.set("ns/admitted", "waiting for quota")
+	}
+	r.forget("ns/admitted") // admitted within the grace period
+	time.Sleep(reasonGrace + 500*time.Millisecond)
+	r.set("ns/waiting", "waiting for quota: 4 requested, 2 available")
+	time.Sleep(reasonGrace + 500*time.Millisecond)
+
+	var got musterv1beta1.Workload
+	if err := c.Get(ctx, client.ObjectKeyFromObject(waiting), &got); err != nil {
+		t.Fatal(err)
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
+	if cond == nil || cond.Message != "waiting for quota: 4 requested, 2 available" {
+		t.Fatalf("pending reason = %+v", cond)
+	}
+	if writes["waiting"] != 1 || writes["admitted"] != 0 {
+		t.Fatalf("writes = %v, want one for the waiting workload and none for the admitted one", writes)
+	}
+}
