@@ -58,8 +58,12 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	// Workloads that fit within their queue's nominal quota go first; those
 	// that must borrow are decided after them, in the same order, so
 	// borrowing never takes quota a queue's own workloads could use now.
+	// Within a queue, priority still rules: once a workload of a queue is
+	// deferred, the rest of that queue (lower priority or younger) follows
+	// it into the second pass, so its own lower-priority workloads do not
+	// take the room it needs (and become its victims).
 	var deferred []entry
-	held := map[string]bool{} // StrictFIFO queues whose head was deferred
+	held := map[string]bool{} // queues with a deferred workload
 	for _, e := range entries {
 		q := s.Queue(e.cq)
 		if q == nil {
@@ -72,7 +76,7 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 		d, borrows := c.decide(s, q, e.wl, true)
 		if borrows {
 			deferred = append(deferred, e)
-			held[q.Name] = q.Strategy == StrictFIFO
+			held[q.Name] = true
 			continue
 		}
 		decisions = append(decisions, d)

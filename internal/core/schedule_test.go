@@ -179,3 +179,19 @@ func TestPreemptorHoldsTheRoomItMakes(t *testing.T) {
 		})
 	}
 }
+
+// TestBorrowerKeepsItsPlaceInItsQueue: a high-priority workload that must
+// borrow is decided after other queues' non-borrowers, but before the
+// lower-priority workloads of its own queue, which would otherwise take its
+// room within the nominal quota.
+func TestBorrowerKeepsItsPlaceInItsQueue(t *testing.T) {
+	a, b := gpuQueue("a", gpus("a100", 4)), gpuQueue("b", gpus("a100", 4))
+	a.Cohort, b.Cohort = "c", "c"
+	c := cacheWith([]*ClusterQueue{a, b}, "a100")
+	// a has 4 GPUs of its own; b lends 2 of its 4.
+	c.AddOrUpdateWorkload(admitted(gpuWl("b-running", 0, 0, 1, 2), "b", "a100"))
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"a": {gpuWl("high", 20, 1, 1, 6), gpuWl("low", 0, 2, 1, 1)}})
+	if got := names(ds, true); !slices.Equal(got, []string{"high"}) {
+		t.Fatalf("admitted %v, want the high-priority borrower alone", got)
+	}
+}
