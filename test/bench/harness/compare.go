@@ -54,20 +54,50 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 			}
 		}
 	}
+	return writeReport(spec.Out, results, spec.Calibration, plan, spec.ConfigName, spec.Log)
+}
+
+// Report renders results.md and the plot again from a results directory,
+// e.g. after an interrupted comparison.
+func Report(dir string, cfg *Config, configName string, log io.Writer) error {
+	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return err
+	}
+	var results []*Result
+	if err := json.Unmarshal(data, &results); err != nil {
+		return err
+	}
+	cal, err := LoadCalibration(dir)
+	if err != nil {
+		return err
+	}
+	return writeReport(dir, results, cal, cfg.Plan(), configName, log)
+}
+
+func writeReport(dir string, results []*Result, cal *Calibration, plan Plan, configName string, log io.Writer) error {
 	table := Table(results, plan.Classes)
-	if spec.Calibration != nil {
-		table += CeilingTable(results, spec.Calibration)
+	if cal != nil {
+		table += CeilingTable(results, cal)
 	}
-	md := fmt.Sprintf("Mix `%s` (%d ClusterQueues, %d workloads).\n%s", spec.ConfigName, len(plan.Queues), plan.Workloads(), table)
-	if err := os.WriteFile(filepath.Join(spec.Out, "results.md"), []byte(md), 0o644); err != nil {
+	md := fmt.Sprintf("Mix `%s` (%d ClusterQueues, %d workloads).\n%s", configName, len(plan.Queues), plan.Workloads(), table)
+	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(md), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprint(spec.Log, md)
-	if err := PlotTimeToAdmission(filepath.Join(spec.Out, "time-to-admission.png"), results, plan.Classes); err != nil {
+	fmt.Fprint(log, md)
+	if err := PlotTimeToAdmission(filepath.Join(dir, "time-to-admission.png"), results, plan.Classes); err != nil {
 		return err
 	}
-	fmt.Fprintf(spec.Log, "\nResults: %s/results.{json,md}, plot: %s/time-to-admission.png\n", spec.Out, spec.Out)
+	fmt.Fprintf(log, "\nResults: %s/results.{json,md}, plot: %s/time-to-admission.png\n", dir, dir)
 	return nil
+}
+
+func writeResults(dir string, results []*Result) error {
+	data, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644)
 }
 
 // LoadCalibration reads calibration.json from a results directory; nil if
@@ -82,12 +112,4 @@ func LoadCalibration(dir string) (*Calibration, error) {
 	}
 	cal := &Calibration{}
 	return cal, json.Unmarshal(data, cal)
-}
-
-func writeResults(dir string, results []*Result) error {
-	data, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644)
 }

@@ -4,6 +4,7 @@
 //	bench run       -config quick.yaml -targets muster,kueue -modes parity -reps 1 -out DIR
 //	bench calibrate -out DIR
 //	bench sweep     -depths 1000,10000 -targets muster,kueue -out DIR
+//	bench report    -config baseline.yaml -out DIR   (tables and plot again from DIR/results.json)
 //
 // It needs KUBEBUILDER_ASSETS (etcd, kube-apiserver) and the binaries from
 // `make bench-bins`; `make bench` and `make bench-full` set everything up.
@@ -28,7 +29,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep|report [flags]")
 		os.Exit(2)
 	}
 	// envtest logs through controller-runtime; the harness reports itself.
@@ -43,6 +44,8 @@ func main() {
 		err = calibrateCmd(ctx, os.Args[2:])
 	case "sweep":
 		err = sweepCmd(ctx, os.Args[2:])
+	case "report":
+		err = reportCmd(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -137,4 +140,16 @@ func sweepCmd(ctx context.Context, args []string) error {
 		ds = append(ds, n)
 	}
 	return harness.SweepAndReport(ctx, targets, ds, *mode, c.out, harness.DefaultSweepParams, os.Stdout)
+}
+
+func reportCmd(args []string) error {
+	fs := flag.NewFlagSet("report", flag.ExitOnError)
+	out := fs.String("out", "bin/bench/results", "Directory holding results.json (and calibration.json).")
+	config := fs.String("config", "test/bench/configs/quick.yaml", "Generator config the results came from.")
+	_ = fs.Parse(args)
+	cfg, err := harness.LoadConfig(*config)
+	if err != nil {
+		return err
+	}
+	return harness.Report(*out, cfg, filepath.Base(*config), os.Stdout)
 }
