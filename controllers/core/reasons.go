@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -10,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -145,7 +145,8 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 		return
 	}
 	var wl musterv1beta1.Workload
-	if err := r.client.Get(ctx, keyToName(key), &wl); err != nil || wl.Status.Admission != nil {
+	ns, name, _ := cache.SplitMetaNamespaceKey(key)
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &wl); err != nil || wl.Status.Admission != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(key)
 		}
@@ -172,9 +173,4 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 		r.written[key] = r.clock.Now()
 	}
 	r.mu.Unlock()
-}
-
-func keyToName(key string) types.NamespacedName {
-	ns, name, _ := strings.Cut(key, "/")
-	return types.NamespacedName{Namespace: ns, Name: name}
 }

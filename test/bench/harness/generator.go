@@ -28,12 +28,8 @@ func createQueues(ctx context.Context, api *APIServer, t Target, plan Plan) erro
 	}
 	return forEach(len(plan.Queues), 8, func(i int) error {
 		q := plan.Queues[i]
-		ns := &unstructured.Unstructured{}
-		ns.SetAPIVersion("v1")
-		ns.SetKind("Namespace")
-		ns.SetName(q.Name)
 		return errors.Join(
-			create(ctx, api, namespaces, ns),
+			createNamespace(ctx, api, q.Name),
 			create(ctx, api, t.Resource("ClusterQueue"), t.ClusterQueue(q, plan.Flavor)),
 			create(ctx, api, t.Resource("LocalQueue"), t.LocalQueue(q.Name, q.Name, q.Name)),
 		)

@@ -107,3 +107,16 @@ func (r *Recorder) Admitted(class string) (admitted, total int) {
 	}
 	return admitted, total
 }
+
+// timesToAdmission are the first-admission waits (ms) of a class.
+func (r *Recorder) timesToAdmission(class string) []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []float64
+	for _, t := range r.workloads {
+		if t.class == class && !t.admitted.IsZero() {
+			out = append(out, float64(t.admitted.Sub(t.created).Microseconds())/1000)
+		}
+	}
+	return out
+}

@@ -214,8 +214,7 @@ func probe(ctx context.Context, api *APIServer, t Target, rec *Recorder, p Sweep
 		n, _ := rec.Admitted("probe")
 		return Distribution{}, fmt.Errorf("only %d of %d probes admitted", n, p.Probes)
 	}
-	res := rec.result(Plan{}, time.Now())
-	return res.TimeToAdmission["probe"], nil
+	return Summarize(rec.timesToAdmission("probe")), nil
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, cond func() bool) error {
