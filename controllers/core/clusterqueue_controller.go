@@ -142,7 +142,8 @@ func recordQueueMetrics(name string, pending int, st core.QueueStatus) {
 	metrics.ReservingWorkloads.WithLabelValues(name).Set(float64(st.Reserving))
 	metrics.QuotaUsage.DeletePartialMatch(map[string]string{"cluster_queue": name})
 	for fr, v := range st.Usage {
-		metrics.QuotaUsage.WithLabelValues(name, fr.Flavor, fr.Resource).Set(float64(v) / 1000)
+		q := core.Quantity(fr.Resource, v)
+		metrics.QuotaUsage.WithLabelValues(name, fr.Flavor, fr.Resource).Set(q.AsApproximateFloat64())
 	}
 }
 

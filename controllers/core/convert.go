@@ -8,10 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	resourcehelper "k8s.io/component-helpers/resource"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/podrequests"
 )
 
 // This file translates API objects into the core's model and back.
@@ -131,9 +131,9 @@ func toResourceGroups(groups []musterv1beta1.ResourceGroup) []core.ResourceGroup
 			fq := core.FlavorQuotas{Flavor: string(f.Name), Resources: map[string]core.ResourceQuota{}}
 			for _, r := range f.Resources {
 				fq.Resources[string(r.Name)] = core.ResourceQuota{
-					Nominal:        r.NominalQuota.MilliValue(),
-					BorrowingLimit: milliPtr(r.BorrowingLimit),
-					LendingLimit:   milliPtr(r.LendingLimit),
+					Nominal:        core.Amount(string(r.Name), r.NominalQuota),
+					BorrowingLimit: amountPtr(string(r.Name), r.BorrowingLimit),
+					LendingLimit:   amountPtr(string(r.Name), r.LendingLimit),
 				}
 			}
 			cg.Flavors = append(cg.Flavors, fq)
@@ -143,11 +143,11 @@ func toResourceGroups(groups []musterv1beta1.ResourceGroup) []core.ResourceGroup
 	return out
 }
 
-func milliPtr(q *resource.Quantity) *int64 {
+func amountPtr(res string, q *resource.Quantity) *int64 {
 	if q == nil {
 		return nil
 	}
-	v := q.MilliValue()
+	v := core.Amount(res, *q)
 	return &v
 }
 
@@ -168,8 +168,10 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 	}
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
-		pod := &corev1.Pod{Spec: ps.Template.Spec}
-		reqs := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+		// The job reconciler records pod sets with their LimitRange defaults
+		// and overhead; a Workload created directly gets at least its
+		// limits counted as the requests its pods will have.
+		reqs := podrequests.PerPod(&ps.Template.Spec, nil, nil)
 		cps := core.PodSet{
 			Name:         ps.Name,
 			Count:        ps.Count,
@@ -178,7 +180,7 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 			Tolerations:  toTolerations(ps.Template.Spec.Tolerations),
 		}
 		for name, q := range reqs {
-			cps.Requests[string(name)] = q.MilliValue()
+			cps.Requests[string(name)] = core.Amount(string(name), q)
 		}
 		out.PodSets = append(out.PodSets, cps)
 	}
@@ -218,7 +220,7 @@ func toAdmission(adm *musterv1beta1.Admission) *core.Admission {
 			a.Flavors[string(res)] = string(f)
 		}
 		for res, q := range psa.ResourceUsage {
-			a.Usage[string(res)] = q.MilliValue()
+			a.Usage[string(res)] = core.Amount(string(res), q)
 		}
 		out.PodSets = append(out.PodSets, a)
 	}
@@ -238,7 +240,7 @@ func fromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 			a.Flavors[corev1.ResourceName(res)] = musterv1beta1.ResourceFlavorReference(f)
 		}
 		for res, v := range psa.Usage {
-			a.ResourceUsage[corev1.ResourceName(res)] = resource.MustParse(core.Format(res, v))
+			a.ResourceUsage[corev1.ResourceName(res)] = core.Quantity(res, v)
 		}
 		out.PodSetAssignments = append(out.PodSetAssignments, a)
 	}
@@ -264,9 +266,9 @@ func toFlavorUsage(u, borrowed core.Usage) []musterv1beta1.FlavorUsage {
 		if _, ok := byFlavor[fr.Flavor]; !ok {
 			flavors = append(flavors, fr.Flavor)
 		}
-		ru := musterv1beta1.ResourceUsage{Name: corev1.ResourceName(fr.Resource), Total: resource.MustParse(core.Format(fr.Resource, v))}
+		ru := musterv1beta1.ResourceUsage{Name: corev1.ResourceName(fr.Resource), Total: core.Quantity(fr.Resource, v)}
 		if b := borrowed[fr]; b > 0 {
-			ru.Borrowed = resource.MustParse(core.Format(fr.Resource, b))
+			ru.Borrowed = core.Quantity(fr.Resource, b)
 		}
 		byFlavor[fr.Flavor] = append(byFlavor[fr.Flavor], ru)
 	}

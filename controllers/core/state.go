@@ -11,6 +11,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -20,7 +21,7 @@ import (
 // InUseFinalizer keeps a ClusterQueue or ResourceFlavor that admitted
 // workloads still use from vanishing under them: it is removed once the
 // last of them finishes or is evicted.
-const InUseFinalizer = "muster.dev/resource-in-use"
+const InUseFinalizer = musterv1beta1.ResourceInUseFinalizer
 
 // statusCoalesceDelay batches queue status writes: however many workloads
 // change, a queue's status is written at most once per delay.
@@ -148,9 +149,11 @@ func (s *State) waitSynced(ctx context.Context) error {
 func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string, now time.Time) time.Time {
 	key := wl.Namespace + "/" + wl.Name
 	switch {
-	case isFinished(wl) || !wl.DeletionTimestamp.IsZero():
+	case isFinished(wl) || (!wl.DeletionTimestamp.IsZero() && !stillRunning(wl)):
 		s.forgetWorkload(key)
 	case wl.Status.Admission != nil:
+		// Also a Workload being deleted whose job has not stopped yet: its
+		// pods still use the quota until its finalizer goes.
 		if s.Cache.AddOrUpdateWorkload(toWorkload(wl, namespaceLabels)) {
 			s.Queues.Unpark() // admission may have waited for these pods
 		}
@@ -171,6 +174,13 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 		}
 	}
 	return time.Time{}
+}
+
+// stillRunning reports whether a Workload being deleted still holds quota
+// for a job that has not stopped: its job reconciler removes the finalizer
+// once the job is stopped.
+func stillRunning(wl *musterv1beta1.Workload) bool {
+	return wl.Status.Admission != nil && controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
 }
 
 // forgetWorkload drops a deleted or finished workload and frees its quota.

@@ -77,6 +77,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("queue", queue))
 
+	if wl != nil && !wl.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.releaseDeleted(ctx, job, wl)
+	}
 	if msg, succeeded, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, job, wl, msg, succeeded)
 	}
@@ -89,6 +92,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if wl == nil {
 		return ctrl.Result{}, r.createWorkload(ctx, job, queue)
 	}
+	if added, err := r.ensureFinalizer(ctx, wl); added || err != nil {
+		return ctrl.Result{}, err
+	}
 	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
 		return ctrl.Result{}, err
 	}
@@ -96,7 +102,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		switch {
 		case wl.Spec.Active != nil && !*wl.Spec.Active:
 			return ctrl.Result{}, r.evictWith(ctx, wl, ReasonInactive, "The workload was deactivated (spec.active=false)")
-		case !sameRequests(wl.Spec.PodSets, job.PodSets()):
+		case !sameAskedRequests(wl.Spec.PodSets, job.PodSets()):
 			// Resized while holding quota (parallelism, autoscaling): it
 			// must be admitted again at its new size.
 			return ctrl.Result{}, r.evictWith(ctx, wl, ReasonJobChanged, "The job's pods or requests changed after admission")
@@ -146,6 +152,10 @@ func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, 
 		if err := r.client.Delete(ctx, wl); client.IgnoreNotFound(err) != nil {
 			return err
 		}
+		// The job is gone, and its pods with it: the quota is free.
+		if err := r.removeFinalizer(ctx, wl); err != nil {
+			return err
+		}
 		log.FromContext(ctx).Info("Deleted workload of a deleted job", "workload", client.ObjectKeyFromObject(wl))
 	}
 	return nil
@@ -177,16 +187,21 @@ func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queu
 
 func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue string) (*musterv1beta1.Workload, error) {
 	obj := job.Object()
+	podSets, err := r.podSetsOf(ctx, job)
+	if err != nil {
+		return nil, err
+	}
 	wl := &musterv1beta1.Workload{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      WorkloadName(r.kind.GVK.Kind, obj.GetName(), obj.GetUID()),
 			Namespace: obj.GetNamespace(),
 		},
 		Spec: musterv1beta1.WorkloadSpec{
-			PodSets:   job.PodSets(),
+			PodSets:   podSets,
 			QueueName: musterv1beta1.LocalQueueName(queue),
 		},
 	}
+	controllerutil.AddFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
 	if err := r.setPriority(ctx, obj, wl); err != nil {
 		return nil, err
 	}
@@ -203,7 +218,10 @@ func (r *Reconciler[T]) syncWorkload(ctx context.Context, job GenericJob, wl *mu
 	if wl.Status.Admission != nil || !job.IsSuspended() {
 		return false, nil
 	}
-	podSets := job.PodSets()
+	podSets, err := r.podSetsOf(ctx, job)
+	if err != nil {
+		return false, err
+	}
 	if string(wl.Spec.QueueName) == queue && samePodSets(wl.Spec.PodSets, podSets) {
 		return false, nil
 	}
@@ -300,6 +318,9 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 		Type: musterv1beta1.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: wl.Generation,
 	})
 	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	if err := r.removeFinalizer(ctx, wl); err != nil {
 		return err
 	}
 	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeNormal, ReasonFinished, "Finish", "Job finished: %s", reason)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -163,7 +162,7 @@ func podSetTotal(cq *ClusterQueue, ps *PodSet) Requests {
 		}
 	}
 	if _, explicit := total[podsResource]; !explicit && cq.covers(podsResource) {
-		total[podsResource] = int64(ps.Count) * 1000
+		total[podsResource] = int64(ps.Count)
 	}
 	return total
 }
@@ -314,15 +313,29 @@ func tolerated(t Taint, tolerations []Toleration) bool {
 	return false
 }
 
-// Format renders a milli-unit quantity of a resource as Kubernetes would.
-func Format(res string, milli int64) string {
-	binary := res == "memory" || strings.HasSuffix(res, "storage") || strings.HasPrefix(res, "hugepages-")
-	if !binary && milli%1000 == 0 && milli < 1e15 {
-		return strconv.FormatInt(milli/1000, 10) // the common case, without a Quantity
+// Format renders an amount of a resource as Kubernetes would.
+func Format(res string, amount int64) string {
+	q := Quantity(res, amount)
+	return q.String()
+}
+
+// Quantity is an amount of a resource as a Quantity, in the format
+// Kubernetes shows that resource in.
+func Quantity(res string, amount int64) resource.Quantity {
+	switch {
+	case MilliUnits(res):
+		return *resource.NewMilliQuantity(amount, resource.DecimalSI)
+	case res == "memory" || strings.HasSuffix(res, "storage") || strings.HasPrefix(res, "hugepages-"):
+		return *resource.NewQuantity(amount, resource.BinarySI)
 	}
-	format := resource.DecimalSI
-	if res == "memory" || strings.HasSuffix(res, "storage") || strings.HasPrefix(res, "hugepages-") {
-		format = resource.BinarySI
+	return *resource.NewQuantity(amount, resource.DecimalSI)
+}
+
+// Amount is a Quantity of a resource in the resource's unit (see
+// MilliUnits); a fraction of a whole unit counts as one.
+func Amount(res string, q resource.Quantity) int64 {
+	if MilliUnits(res) {
+		return q.MilliValue()
 	}
-	return resource.NewMilliQuantity(milli, format).String()
+	return q.Value()
 }

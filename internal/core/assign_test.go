@@ -22,13 +22,13 @@ func TestAssign(t *testing.T) {
 		},
 		"falls through to the next flavor": {
 			cq:         gpuQueue("cq", gpus("a100", 8), gpus("h100", 8)),
-			usage:      Usage{{"a100", "nvidia.com/gpu"}: 4000},
+			usage:      Usage{{"a100", "nvidia.com/gpu"}: 4},
 			wl:         gpuWl("w", 0, 0, 2, 4),
 			wantFlavor: map[string]string{"nvidia.com/gpu": "h100"},
 		},
 		"does not fit anywhere": {
 			cq:      gpuQueue("cq", gpus("a100", 8)),
-			usage:   Usage{{"a100", "nvidia.com/gpu"}: 2000},
+			usage:   Usage{{"a100", "nvidia.com/gpu"}: 2},
 			wl:      gpuWl("w", 0, 0, 1, 16),
 			wantMsg: "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor a100: 16 requested, 6 available (quota 8)",
 			// 16 > quota 8: it never fits.
@@ -36,7 +36,7 @@ func TestAssign(t *testing.T) {
 		},
 		"fits only after others finish": {
 			cq:      gpuQueue("cq", gpus("a100", 8)),
-			usage:   Usage{{"a100", "nvidia.com/gpu"}: 6000},
+			usage:   Usage{{"a100", "nvidia.com/gpu"}: 6},
 			wl:      gpuWl("w", 0, 0, 1, 6),
 			wantMsg: "6 requested, 2 available (quota 8)",
 		},
@@ -86,8 +86,8 @@ func TestAssign(t *testing.T) {
 		},
 		"memory is shown in binary units": {
 			cq: &ClusterQueue{Name: "cq", NamespaceSelector: everything{}, ResourceGroups: []ResourceGroup{{
-				Resources: []string{"memory"}, Flavors: []FlavorQuotas{{Flavor: "default", Resources: map[string]ResourceQuota{"memory": {Nominal: 8 << 30 * 1000}}}}}}},
-			wl:        &Workload{Key: "ns/w", PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 8 << 30 * 1000}}}},
+				Resources: []string{"memory"}, Flavors: []FlavorQuotas{{Flavor: "default", Resources: map[string]ResourceQuota{"memory": {Nominal: 8 << 30}}}}}}},
+			wl:        &Workload{Key: "ns/w", PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 8 << 30}}}},
 			wantMsg:   "16Gi requested, 8Gi available (quota 8Gi)",
 			wantNever: true,
 		},
@@ -138,8 +138,8 @@ func TestAssignCountsEarlierPodSets(t *testing.T) {
 	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8), gpus("h100", 8))}, "a100", "h100")
 	s := c.Snapshot()
 	w := &Workload{Key: "ns/w", PodSets: []PodSet{
-		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 4000}},
-		{Name: "worker", Count: 2, Requests: Requests{"nvidia.com/gpu": 4000}},
+		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 4}},
+		{Name: "worker", Count: 2, Requests: Requests{"nvidia.com/gpu": 4}},
 	}}
 	adm, mode, noFit := Assign(s, s.Queue("cq"), w)
 	if mode != Fit {
@@ -152,7 +152,7 @@ func TestAssignCountsEarlierPodSets(t *testing.T) {
 		t.Errorf("workers on %s, want h100: a100 has 4 left after the master", got)
 	}
 	u := adm.Usage()
-	if u[FlavorResource{"a100", "nvidia.com/gpu"}] != 4000 || u[FlavorResource{"h100", "nvidia.com/gpu"}] != 8000 {
+	if u[FlavorResource{"a100", "nvidia.com/gpu"}] != 4 || u[FlavorResource{"h100", "nvidia.com/gpu"}] != 8 {
 		t.Errorf("usage = %v", u)
 	}
 }
@@ -163,8 +163,8 @@ func TestMessageNamesTheWholeWorkload(t *testing.T) {
 	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8))}, "a100")
 	s := c.Snapshot()
 	w := &Workload{Key: "ns/w", PodSets: []PodSet{
-		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 1000}},
-		{Name: "worker", Count: 15, Requests: Requests{"nvidia.com/gpu": 1000}},
+		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 1}},
+		{Name: "worker", Count: 15, Requests: Requests{"nvidia.com/gpu": 1}},
 	}}
 	_, mode, noFit := Assign(s, s.Queue("cq"), w)
 	if mode != Unfit {

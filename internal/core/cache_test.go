@@ -15,7 +15,7 @@ func TestCacheAssumeForgetConfirm(t *testing.T) {
 	if err := c.Assume(w); err == nil {
 		t.Error("assumed twice")
 	}
-	if got := gpuUsage(c, "cq"); got != 4000 {
+	if got := gpuUsage(c, "cq"); got != 4 {
 		t.Errorf("usage after assume = %d", got)
 	}
 	if c.ReleaseConfirmed(w.Key) != "" || !c.HoldsQuota(w.Key) {
@@ -29,7 +29,7 @@ func TestCacheAssumeForgetConfirm(t *testing.T) {
 	_ = c.Assume(w)
 	c.AddOrUpdateWorkload(w) // the API confirms
 	c.Forget(w.Key)          // a late failure must not undo a confirmed admission
-	if got := gpuUsage(c, "cq"); got != 4000 {
+	if got := gpuUsage(c, "cq"); got != 4 {
 		t.Errorf("usage after confirm+forget = %d", got)
 	}
 	if cq := c.ReleaseConfirmed(w.Key); cq != "cq" || gpuUsage(c, "cq") != 0 {
@@ -53,7 +53,7 @@ func TestCacheRebuildInAnyOrder(t *testing.T) {
 			step(c)
 		}
 		st := c.ClusterQueueStatus("cq")
-		if st.Reserving != 2 || gpuUsage(c, "cq") != 5000 || st.Inactive != "" {
+		if st.Reserving != 2 || gpuUsage(c, "cq") != 5 || st.Inactive != "" {
 			t.Errorf("order %d: reserving %d usage %d inactive %q", i, st.Reserving, gpuUsage(c, "cq"), st.Inactive)
 		}
 	}

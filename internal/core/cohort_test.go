@@ -12,10 +12,10 @@ func ptr64(v int64) *int64 { return &v }
 func limited(fq FlavorQuotas, res string, borrowing, lending int64) FlavorQuotas {
 	q := fq.Resources[res]
 	if borrowing >= 0 {
-		q.BorrowingLimit = ptr64(borrowing * 1000)
+		q.BorrowingLimit = ptr64(units(res, borrowing))
 	}
 	if lending >= 0 {
-		q.LendingLimit = ptr64(lending * 1000)
+		q.LendingLimit = ptr64(units(res, lending))
 	}
 	fq.Resources[res] = q
 	return fq
@@ -88,8 +88,8 @@ func TestCohortQuota(t *testing.T) {
 				c.AddOrUpdateWorkload(admitted(gpuWl("used-"+q, 0, 0, 1, n), q, "a100"))
 			}
 			got := c.Snapshot().Queue(tc.queue).Available(FlavorResource{"a100", gpuRes})
-			if got != tc.want*1000 {
-				t.Errorf("available = %d, want %d", got/1000, tc.want)
+			if got != tc.want {
+				t.Errorf("available = %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 package core
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // share is the node's DRF share in thousandths, divided by its weight: the
 // largest, over flavor-resources, of what it uses beyond its own subtree
@@ -17,7 +20,7 @@ func (n *node) share() int64 {
 		if borrowed <= 0 || pool <= 0 {
 			continue
 		}
-		dominant = max(dominant, borrowed*1000/pool)
+		dominant = max(dominant, mulDiv(borrowed, 1000, pool))
 	}
 	if dominant == 0 {
 		return 0
@@ -25,7 +28,19 @@ func (n *node) share() int64 {
 	if n.weight <= 0 {
 		return math.MaxInt64
 	}
-	return dominant * 1000 / n.weight
+	return mulDiv(dominant, 1000, n.weight)
+}
+
+// mulDiv is a*b/c for non-negative a, b and positive c without overflowing
+// in between (a can be a byte count near the int64 limit), saturating at
+// MaxInt64.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(q, math.MaxInt64))
 }
 
 // pickFair runs the fair-sharing tournament from a root: at every cohort the

@@ -217,7 +217,7 @@ func randomWorkload(rng *rand.Rand, i int, cqs []*ClusterQueue) *Workload {
 	for p := range 1 + rng.IntN(2) {
 		w.PodSets = append(w.PodSets, PodSet{
 			Name: fmt.Sprintf("ps%d", p), Count: int32(1 + rng.IntN(4)),
-			Requests: Requests{"cpu": int64(rng.IntN(8000)), "nvidia.com/gpu": int64(rng.IntN(4)) * 1000},
+			Requests: Requests{"cpu": int64(rng.IntN(8000)), "nvidia.com/gpu": int64(rng.IntN(4))},
 		})
 	}
 	return w

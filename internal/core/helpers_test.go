@@ -8,6 +8,15 @@ import (
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
+// units is n whole units of a resource in the core's amounts: milli-cores
+// for cpu, the unit itself for the rest.
+func units(res string, n int64) int64 {
+	if MilliUnits(res) {
+		return n * 1000
+	}
+	return n
+}
+
 // everything selects every namespace.
 type everything struct{}
 
@@ -21,7 +30,7 @@ func gpuQueue(name string, flavors ...FlavorQuotas) *ClusterQueue {
 func quotas(flavor string, res map[string]int64) FlavorQuotas {
 	fq := FlavorQuotas{Flavor: flavor, Resources: map[string]ResourceQuota{}}
 	for r, v := range res {
-		fq.Resources[r] = ResourceQuota{Nominal: v * 1000}
+		fq.Resources[r] = ResourceQuota{Nominal: units(r, v)}
 	}
 	return fq
 }
@@ -34,7 +43,7 @@ func gpus(flavor string, n int64) FlavorQuotas {
 func wl(name string, prio int32, age int, count int32, req map[string]int64) *Workload {
 	r := Requests{}
 	for k, v := range req {
-		r[k] = v * 1000
+		r[k] = units(k, v)
 	}
 	return &Workload{
 		Key: "ns/" + name, Namespace: "ns", Name: name, Queue: "lq", Priority: prio,

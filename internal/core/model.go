@@ -13,7 +13,14 @@ type FlavorResource struct {
 	Resource string
 }
 
-// Usage is a quantity per flavor and resource, in milli-units.
+// Amounts of resources are int64s in the resource's own unit: milli-cores
+// for cpu, the only resource quoted in fractions of a unit, and whole units
+// (bytes, devices, pods) for every other. Milli-units throughout would
+// overflow int64 above ~8 PiB, which a cohort's memory total can reach.
+// MilliUnits says which unit a resource is counted in.
+func MilliUnits(res string) bool { return res == "cpu" }
+
+// Usage is an amount per flavor and resource.
 type Usage map[FlavorResource]int64
 
 // Add adds o to u.
@@ -41,7 +48,7 @@ func (u Usage) Clone() Usage {
 	return c
 }
 
-// Requests is a quantity per resource, in milli-units.
+// Requests is an amount per resource.
 type Requests map[string]int64
 
 // Scaled returns r multiplied by n.

@@ -121,6 +121,34 @@ func (b *JobBuilder) Request(name corev1.ResourceName, q string) *JobBuilder {
 	return b
 }
 
+// Limit sets a per-pod limit and no request: the API server makes the
+// limit the request of the pods, but not of the template.
+func (b *JobBuilder) Limit(name corev1.ResourceName, q string) *JobBuilder {
+	c := &b.job.Spec.Template.Spec.Containers[0]
+	if c.Resources.Limits == nil {
+		c.Resources.Limits = corev1.ResourceList{}
+	}
+	c.Resources.Limits[name] = resource.MustParse(q)
+	return b
+}
+
+// InitContainerLimit adds an init container limited (and so requesting) q
+// of a resource.
+func (b *JobBuilder) InitContainerLimit(name corev1.ResourceName, q string) *JobBuilder {
+	spec := &b.job.Spec.Template.Spec
+	spec.InitContainers = append(spec.InitContainers, corev1.Container{
+		Name: "init", Image: spec.Containers[0].Image,
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{name: resource.MustParse(q)}},
+	})
+	return b
+}
+
+// RuntimeClass sets the pods' RuntimeClass.
+func (b *JobBuilder) RuntimeClass(name string) *JobBuilder {
+	b.job.Spec.Template.Spec.RuntimeClassName = &name
+	return b
+}
+
 // NodeSelector sets a node selector of the pod template.
 func (b *JobBuilder) NodeSelector(k, v string) *JobBuilder {
 	if b.job.Spec.Template.Spec.NodeSelector == nil {

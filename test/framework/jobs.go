@@ -76,6 +76,22 @@ func (e *Env) CompleteJob(t *testing.T, j *batchv1.Job) {
 	}, Timeout, Interval).Should(Succeed())
 }
 
+// SetJobActive writes the number of active pods of a Job, as the Job
+// controller would (envtest runs none).
+func (e *Env) SetJobActive(t *testing.T, j *batchv1.Job, n int32) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Eventually(func() error {
+		got := e.GetJob(g, j)
+		got.Status.Active = n
+		if n > 0 && got.Status.StartTime == nil {
+			now := metav1.Now()
+			got.Status.StartTime = &now
+		}
+		return e.Client.Status().Update(context.Background(), got)
+	}, Timeout, Interval).Should(Succeed())
+}
+
 // MarkJobComplete writes a Complete status on a Job.
 func (e *Env) MarkJobComplete(ctx context.Context, j *batchv1.Job) error {
 	now := metav1.Now()

@@ -15,6 +15,10 @@ const (
 	KueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
 	// WorkloadPriorityClassLabel names the WorkloadPriorityClass of a job.
 	WorkloadPriorityClassLabel = "muster.dev/priority-class"
+	// ResourceInUseFinalizer keeps an object whose quota is still used from
+	// going away under it: a Workload whose job has not stopped yet, or a
+	// ClusterQueue or ResourceFlavor that admitted workloads still use.
+	ResourceInUseFinalizer = "muster.dev/resource-in-use"
 )
 
 // ResourceFlavorReference is the name of a ResourceFlavor.

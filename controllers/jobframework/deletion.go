@@ -1,0 +1,77 @@
+package jobframework
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// A Workload's quota is in use for as long as its job's pods run, which can
+// outlast the Workload object: deleting an admitted Workload (by hand, or by
+// the garbage collector after its job) must not hand its quota to another
+// job while the pods still hold the GPUs. The job reconciler's finalizer on
+// every Workload it creates keeps the Workload, and so its quota in the
+// scheduler's cache, until the job is stopped.
+
+// releaseDeleted stops the job of a Workload being deleted and then lets
+// the Workload go. A Workload that holds no quota goes at once; the job then
+// gets a new Workload and queues again.
+func (r *Reconciler[T]) releaseDeleted(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
+	if _, _, finished := job.Finished(); finished || !holdsQuota(wl) {
+		return r.removeFinalizer(ctx, wl)
+	}
+	obj := job.Object()
+	if !job.IsSuspended() {
+		return r.suspend(ctx, job, wl)
+	}
+	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
+		return r.client.Status().Update(ctx, obj)
+	}
+	if job.RestorePodSetsInfo(originalPodSetInfos(wl)) {
+		return r.client.Update(ctx, obj)
+	}
+	if job.IsActive() {
+		log.FromContext(ctx).V(2).Info("Waiting for the pods of a deleted workload to stop", "workload", client.ObjectKeyFromObject(wl))
+		return nil
+	}
+	return r.removeFinalizer(ctx, wl)
+}
+
+// ensureFinalizer adds the finalizer to a Workload that lacks it (created
+// before Muster had it), reporting whether it wrote.
+func (r *Reconciler[T]) ensureFinalizer(ctx context.Context, wl *musterv1beta1.Workload) (bool, error) {
+	if isFinished(wl) || controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer) {
+		return false, nil
+	}
+	orig := wl.DeepCopy()
+	controllerutil.AddFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
+	return true, r.client.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+func (r *Reconciler[T]) removeFinalizer(ctx context.Context, wl *musterv1beta1.Workload) error {
+	if !controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer) {
+		return nil
+	}
+	orig := wl.DeepCopy()
+	controllerutil.RemoveFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
+	err := r.client.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	if err == nil {
+		log.FromContext(ctx).V(2).Info("Released the quota of a deleted workload", "workload", client.ObjectKeyFromObject(wl))
+	}
+	return client.IgnoreNotFound(err)
+}
+
+func isFinished(wl *musterv1beta1.Workload) bool {
+	return meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished)
+}
+
+// holdsQuota reports whether the Workload reserves quota: admitted and not
+// finished.
+func holdsQuota(wl *musterv1beta1.Workload) bool {
+	return wl.Status.Admission != nil && !isFinished(wl)
+}
