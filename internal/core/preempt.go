@@ -61,23 +61,37 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 		return plan
 	}
 	for _, borrow := range []bool{false, true} {
-		cands := candidates(s, q, wl, need, tree, borrow)
-		if victims := greedyMinimal(s, q, need, cands, borrow); victims != nil {
+		short := shortfall(q, need, borrow)
+		cands := candidates(s, q, wl, short, tree, borrow)
+		if victims := greedyMinimal(s, q, need, short, cands, borrow); victims != nil {
 			return preemptionPlan{victims: victims}
 		}
 	}
 	return preemptionPlan{}
 }
 
+// shortfall is the part of need that does not fit the queue now: the
+// flavor-resources preemption must free. Only workloads using them can
+// help, and only queues borrowing them may be reclaimed from.
+func shortfall(q *QueueSnapshot, need Usage, borrow bool) Usage {
+	out := Usage{}
+	for fr, v := range need {
+		if v > q.Available(fr) || (!borrow && q.node.usage[fr]+v > q.Nominal(fr)) {
+			out[fr] = v
+		}
+	}
+	return out
+}
+
 // candidates lists the workloads the queue's policies allow wl to preempt,
-// in the order they should go: other queues' first (reclaim; under fair
-// sharing the highest share first), then lower priority, then the most
-// recently admitted.
-func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need Usage, tree []*QueueSnapshot, borrow bool) []candidate {
+// among those using a flavor-resource in short, in the order they should
+// go: other queues' first (reclaim; under fair sharing the highest share
+// first), then lower priority, then the most recently admitted.
+func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, short Usage, tree []*QueueSnapshot, borrow bool) []candidate {
 	var out []candidate
 	for _, l := range tree {
 		for _, w := range l.Workloads {
-			if w.Evicting || !overlaps(w, need) {
+			if w.Evicting || !overlaps(w, short) {
 				continue
 			}
 			c := candidate{wl: w, queue: l}
@@ -122,7 +136,9 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need Usage, tree []
 func reclaimReason(s *Snapshot, q *QueueSnapshot, wl, w *Workload, borrow bool) string {
 	p := q.Preemption
 	switch {
-	case s.fairSharing && p.ReclaimWithinCohort != PreemptNever:
+	case s.fairSharing && allowed(p.ReclaimWithinCohort, wl, w):
+		// The reclaim policy's priority filter holds under fair sharing
+		// too: LowerPriority never takes from a higher-priority workload.
 		return InCohortFairSharing
 	case !borrow && allowed(p.ReclaimWithinCohort, wl, w):
 		return InCohortReclamation
@@ -153,11 +169,11 @@ func allowed(p PreemptionPolicy, preemptor, victim *Workload) bool {
 // needed (reclaim never goes below a queue's nominal quota) and, under fair
 // sharing, only while their queue's share is above what the preemptor's
 // would be. It returns nil if no set of candidates is enough.
-func greedyMinimal(s *Snapshot, q *QueueSnapshot, need Usage, cands []candidate, borrow bool) []Victim {
+func greedyMinimal(s *Snapshot, q *QueueSnapshot, need, short Usage, cands []candidate, borrow bool) []Victim {
 	var taken []candidate
 	fits := false
 	for _, c := range cands {
-		if c.queue != q && !mayReclaimFrom(s, q, c.queue, need) {
+		if c.queue != q && !mayReclaimFrom(s, q, c.queue, need, short) {
 			continue
 		}
 		c.queue.RemoveUsage(c.wl.Admission.Usage())
@@ -189,12 +205,15 @@ func greedyMinimal(s *Snapshot, q *QueueSnapshot, need Usage, cands []candidate,
 }
 
 // mayReclaimFrom says whether quota may still be taken from another queue:
-// it must borrow a needed flavor-resource, and under fair sharing its share
+// it must borrow a flavor-resource the preemptor is short of, and so must
+// every cohort between it and the cohort it shares with the preemptor (a
+// queue borrowing only from its own sub-cohort, which stays within its
+// quota, uses nothing of the preemptor's); under fair sharing its share
 // must stay above the preemptor's once the preemptor is admitted.
-func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need Usage) bool {
+func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool {
 	borrowing := false
-	for fr := range need {
-		if from.node.borrowing(fr) {
+	for fr := range short {
+		if borrowsUpTo(from.node, commonAncestor(q.node, from.node), fr) {
 			borrowing = true
 			break
 		}
@@ -206,6 +225,31 @@ func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need Usage) bool {
 	after := q.node.share()
 	q.RemoveUsage(need)
 	return from.node.share() > after
+}
+
+// borrowsUpTo reports whether n and each of its ancestors below top use
+// more of fr than their subtree's quota.
+func borrowsUpTo(n, top *node, fr FlavorResource) bool {
+	for ; n != nil && n != top; n = n.parent {
+		if !n.borrowing(fr) {
+			return false
+		}
+	}
+	return true
+}
+
+// commonAncestor is the lowest cohort above both nodes (nil if none).
+func commonAncestor(a, b *node) *node {
+	above := map[*node]bool{}
+	for n := a.parent; n != nil; n = n.parent {
+		above[n] = true
+	}
+	for n := b.parent; n != nil; n = n.parent {
+		if above[n] {
+			return n
+		}
+	}
+	return nil
 }
 
 // fitsAfter reports whether need fits the queue now, without borrowing
