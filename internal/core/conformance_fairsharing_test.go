@@ -22,14 +22,14 @@ func fairAdmissionCases() []conformanceCase {
 			// preemption.md "ClusterQueue share value": Kueue admits from the lowest share first,
 			// which splits a shared pool evenly between equal weights.
 			name:         "DRF admission splits a shared pool evenly between equal weights",
-			pending:      map[string][]*Workload{"a": units("a", 8, 0), "b": units("b", 8, 100)},
-			wantAdmitted: namesOf(concat(units("a", 4, 0), units("b", 4, 100))),
+			pending:      map[string][]*Workload{"a": cpuJobs("a", 8, 0), "b": cpuJobs("b", 8, 100)},
+			wantAdmitted: namesOf(concat(cpuJobs("a", 4, 0), cpuJobs("b", 4, 100))),
 		}, 8, zero("a"), zero("b")),
 		pooled(conformanceCase{
 			// cohort.md "Hierarchical Cohorts": weights 0.75/0.25 trend to 75%/25% of the pool.
 			name:         "DRF admission divides a shared pool in proportion to the weights",
-			pending:      map[string][]*Workload{"a": units("a", 8, 0), "b": units("b", 8, 100)},
-			wantAdmitted: namesOf(concat(units("a", 6, 0), units("b", 2, 100))),
+			pending:      map[string][]*Workload{"a": cpuJobs("a", 8, 0), "b": cpuJobs("b", 8, 100)},
+			wantAdmitted: namesOf(concat(cpuJobs("a", 6, 0), cpuJobs("b", 2, 100))),
 		}, 8, weighted(zero("a"), 3000), zero("b")),
 		pooled(conformanceCase{
 			// scheduler_fs_test "with fair sharing: schedule workload with lowest share first".
@@ -92,7 +92,7 @@ func fairABC() []*ClusterQueue {
 func fairRunning(perQueue map[string]int) []*Workload {
 	var out []*Workload
 	for _, q := range sortedKeys(perQueue) {
-		out = append(out, runningAll(units(q, perQueue[q], 10*len(out)), q, "default")...)
+		out = append(out, runningAll(cpuJobs(q, perQueue[q], 10*len(out)), q, "default")...)
 	}
 	return out
 }
@@ -206,9 +206,6 @@ func fairPreemptionCases() []conformanceCase {
 				cq("b", "all", cpus("default", 3))},
 			running: runningAll([]*Workload{job("b1", 10, 1, 2), job("b2", 10, 2, 2), job("b3", 10, 3, 2)}, "b", "default"),
 			pending: in("a", job("a_incoming", 0, 99, 3)),
-			knownGap: "Muster evicts b3 and b2: reclaimReason (preempt.go) returns InCohortFairSharing for any " +
-				"reclaimWithinCohort other than Never, without applying LowerPriority; Kueue filters the cohort " +
-				"candidates by the policy (findCandidatesForPolicy)",
 		}),
 		fair(conformanceCase{
 			// preemption_fair_test "can preempt within cluster queue when no cohort".
@@ -266,9 +263,6 @@ func fairWeightCases() []conformanceCase {
 			}()},
 			running: []*Workload{running(job("right-1", 0, 1, 1), "right-cq", "default")},
 			pending: in("left-cq", job("left-1", 0, 99, 1)),
-			knownGap: "Muster evicts right-1: mayReclaimFrom (preempt.go) compares the leaf queues' shares, and " +
-				"right-cq borrows from its Cohort (weight 0, so an infinite share); Kueue compares shares below the " +
-				"lowest common ancestor, where right-cohort borrows nothing from root",
 		},
 		pooled(conformanceCase{
 			// scheduler_fs_test "fair sharing two queues with weight 0 schedules workload which borrows less".
@@ -281,8 +275,8 @@ func fairWeightCases() []conformanceCase {
 			// fair_sharing.md / Kueue's CompareDRS (pkg/cache/scheduler/fair_sharing.go): a queue of
 			// weight 0 that borrows ranks after any queue of non-zero weight in the tournament.
 			name:         "a queue of weight 0 gets nothing of the pool while a weighted queue wants it",
-			pending:      map[string][]*Workload{"a": units("a", 4, 0), "b": units("b", 4, 100)},
-			wantAdmitted: namesOf(units("b", 4, 100)),
+			pending:      map[string][]*Workload{"a": cpuJobs("a", 4, 0), "b": cpuJobs("b", 4, 100)},
+			wantAdmitted: namesOf(cpuJobs("b", 4, 100)),
 			knownGap: "Muster admits a1 first: pickFair (fairshare.go) ranks by the share before admission, 0 for both " +
 				"idle queues, so the older head wins; Kueue ranks by the share with the workload admitted, infinite " +
 				"for weight 0 (CompareDRS)",
@@ -326,7 +320,7 @@ func fairZeroWeightCases() []conformanceCase {
 			name: "between borrowers of weight 0 the unweighted shares decide preemption", fair: true,
 			queues:      []*ClusterQueue{reclaimer("a", "all", 1, 0), lender("b", "all", 0, 0)},
 			cohorts:     []*Cohort{cohort("all", "", cpus("default", 3))},
-			running:     runningAll(units("b", 3, 0), "b", "default"),
+			running:     runningAll(cpuJobs("b", 3, 0), "b", "default"),
 			pending:     in("a", job("a_incoming", 0, 99, 2)),
 			wantVictims: []string{"b3"},
 			knownGap: "Muster preempts nothing: share() (fairshare.go) is MaxInt64 for any borrower of weight 0, so " +
@@ -354,8 +348,8 @@ func fairZeroWeightCases() []conformanceCase {
 				fungible(preempts(cq("a", "all", cpus("premium", 3), cpus("cheap", 0)), PreemptNever, PreemptAny), true, true),
 				cq("b", "all", cpus("premium", 0), cpus("cheap", 6)),
 			},
-			running: concat(runningAll(units("a_prem", 2, 0), "a", "premium"), runningAll(units("a_cheap", 5, 10), "a", "cheap"),
-				runningAll(units("b_prem", 1, 20), "b", "premium")),
+			running: concat(runningAll(cpuJobs("a_prem", 2, 0), "a", "premium"), runningAll(cpuJobs("a_cheap", 5, 10), "a", "cheap"),
+				runningAll(cpuJobs("b_prem", 1, 20), "b", "premium")),
 			pending:     in("a", job("a_incoming", 0, 99, 1)),
 			wantVictims: []string{"b_prem1:" + InCohortReclamation},
 			knownGap: "Muster preempts nothing: mayReclaimFrom (preempt.go) requires b's share to exceed a's even when " +

@@ -255,9 +255,6 @@ func reclaimCases() []conformanceCase {
 			},
 			pending:     in("a", wl("in", 9, 9, 1, map[string]int64{"cpu": 1, "gpu": 4})),
 			wantVictims: []string{"g-gpu:" + InCohortReclamation},
-			knownGap: "Muster evicts b-mixed: candidates (preempt.go) match any resource the preemptor requests and " +
-				"mayReclaimFrom accepts a queue borrowing any of them, so b (borrowing cpu, within nominal on gpu) is " +
-				"reclaimed from; Kueue restricts candidates and borrowing checks to the flavor-resources that need preemption",
 		},
 	}
 }
@@ -428,9 +425,6 @@ func hierarchicalPreemptionCases() []conformanceCase {
 			running:     concat(on("qy", job("y-low", -5, 1, 4)), on("qz", job("z", 0, 2, 4))),
 			pending:     map[string][]*Workload{"qx": {job("in", 9, 9, 4)}},
 			wantVictims: []string{"z:" + InCohortReclamation},
-			knownGap: "Muster evicts y-low: mayReclaimFrom (preempt.go) only asks whether the victim's ClusterQueue " +
-				"borrows, not whether the Cohorts between it and the lowest common ancestor exceed their quota; team " +
-				"uses only its own 4 CPUs, so Kueue takes from qz",
 		},
 		{
 			// scheduler_test "capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)".

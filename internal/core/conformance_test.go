@@ -297,8 +297,8 @@ func running(w *Workload, queue, flavor string) *Workload {
 	return &out
 }
 
-// units is n one-cpu jobs named prefix1..prefixN, created from age on.
-func units(prefix string, n, age int) []*Workload {
+// cpuJobs is n one-cpu jobs named prefix1..prefixN, created from age on.
+func cpuJobs(prefix string, n, age int) []*Workload {
 	var out []*Workload
 	for i := 1; i <= n; i++ {
 		out = append(out, job(fmt.Sprintf("%s%d", prefix, i), 0, age+i, 1))
