@@ -41,8 +41,10 @@ func (e *Env) TestConfig() *configv1beta1.Configuration {
 	if e.webhooks {
 		cfg.Webhook = configv1beta1.WebhookConfig{Host: wh.LocalServingHost, Port: ptr.To(wh.LocalServingPort), CertDir: wh.LocalServingCertDir}
 	} else {
-		// No webhooks installed: keep the unused server off shared ports.
-		cfg.Webhook = configv1beta1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(freePort())}
+		// No webhooks installed: keep the unused server off shared ports,
+		// serving envtest's certificate (there is none at the default
+		// path on a fresh machine).
+		cfg.Webhook = configv1beta1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(freePort()), CertDir: wh.LocalServingCertDir}
 	}
 	configv1beta1.SetDefaults(cfg)
 	return cfg
