@@ -134,9 +134,13 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.evict(ctx, d.Workload, musterv1beta1.ReasonStopped, "", d.Message)
 			continue
 		}
-		for _, v := range d.Victims {
-			msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, v.Reason)
-			s.evict(ctx, v.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg)
+		if failed := s.preempt(ctx, d); len(failed) > 0 {
+			// Not parked: the victims that are not evicting release nothing
+			// that would wake it, so it tries again shortly.
+			d.Park = false
+			d.Message = fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",
+				strings.Join(failed, ", "), "the victim's admission is still being written, or it changed")
+			s.retrySoon(ctx)
 		}
 		if d.Admission == nil {
 			s.keepPending(d, seq)
@@ -161,13 +165,43 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	}
 }
 
+// preemptionRetry is how soon a preemptor whose victims could not all be
+// evicted tries again.
+const preemptionRetry = 500 * time.Millisecond
+
+// retrySoon runs another cycle after preemptionRetry.
+func (s *Scheduler) retrySoon(ctx context.Context) {
+	go func() {
+		select {
+		case <-s.clock.After(preemptionRetry):
+			s.state.Queues.Notify()
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// preempt evicts a decision's victims and returns those it could not.
+func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
+	var failed []string
+	for _, v := range d.Victims {
+		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, v.Reason)
+		if !s.evict(ctx, v.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg) {
+			failed = append(failed, v.Workload.Key)
+		}
+	}
+	return failed
+}
+
 // evict tells an admitted workload to stop: Evicted (and Preempted for a
 // victim). Its job reconciler then suspends the job and releases the quota.
 // The cache counts it as evicting at once, so no other preemptor picks it.
-func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, preemptionReason, msg string) {
+// It reports whether the eviction was written: a victim whose admission is
+// not written yet (assumed by an earlier cycle), or that changed under the
+// write, is not evicted.
+func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, preemptionReason, msg string) bool {
 	var wl musterv1beta1.Workload
 	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
-		return
+		return false
 	}
 	s.reasons.schedulerWrote()
 	orig := wl.DeepCopy()
@@ -180,13 +214,14 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 		// Not marked evicting: the next cycle plans again.
 		log.FromContext(ctx).V(2).Info("Eviction write failed; planned again next cycle", "workload", victim.Key, "error", err.Error())
 		s.state.Queues.Notify()
-		return
+		return false
 	}
 	s.state.Cache.MarkEvicting(victim.Key)
 	cq := string(wl.Status.Admission.ClusterQueue)
 	metrics.EvictionsTotal.WithLabelValues(cq, reason).Inc()
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
 	log.FromContext(ctx).Info("Evicted workload", "workload", victim.Key, "clusterQueue", cq, "reason", reason, "detail", preemptionReason)
+	return true
 }
 
 // keepPending parks or keeps a workload that was not admitted and hands

@@ -3,13 +3,16 @@ package core
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -75,3 +78,84 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 }
 
 func heads(s *State) map[string][]*core.Workload { h, _ := s.Queues.Heads(); return h }
+
+// A preemptor whose victim cannot be evicted yet (its admission is still
+// being written, or the write conflicts) is not parked: it would wait for a
+// release that its own victims will not bring. It tries again and says so.
+func TestPreemptorIsRetriedWhenItsVictimCannotBeEvicted(t *testing.T) {
+	for name, written := range map[string]bool{"conflicting eviction write": true, "victim admission not written yet": false} {
+		t.Run(name, func(t *testing.T) {
+			low, high := gpuWorkload("low", 0, "4"), gpuWorkload("high", 10, "4")
+			state := preemptingState()
+			victim := toWorkload(low, nil)
+			victim.Admission = &core.Admission{ClusterQueue: "cq", PodSets: []core.PodSetAssignment{{
+				Name: "main", Count: 1, Flavors: map[string]string{"nvidia.com/gpu": "a100"}, Usage: core.Requests{"nvidia.com/gpu": 4}}}}
+			if written {
+				low.Status.Admission = fromAdmission(victim.Admission)
+			}
+			if err := state.Cache.Assume(victim); err != nil {
+				t.Fatal(err)
+			}
+			state.applyWorkload(high, nil, time.Now())
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(low, high).WithStatusSubresource(low, high).
+				WithInterceptorFuncs(interceptor.Funcs{
+					SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+						return apierrors.NewConflict(schema.GroupResource{Resource: "workloads"}, obj.GetName(), errors.New("injected"))
+					},
+				}).Build()
+			s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()), 50)
+			s.cycle(context.Background())
+			s.drain()
+
+			if got := heads(state)["cq"]; len(got) != 1 || got[0].Name != "high" {
+				t.Errorf("the preemptor was parked: heads %v", got)
+			}
+			s.reasons.mu.Lock()
+			msg := s.reasons.latest["ns/high"]
+			s.reasons.mu.Unlock()
+			if !strings.Contains(msg, "preemption in progress: could not evict ns/low yet") {
+				t.Errorf("pending reason %q", msg)
+			}
+		})
+	}
+}
+
+func testScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = musterv1beta1.AddToScheme(scheme)
+	return scheme
+}
+
+// preemptingState is a 4-GPU ClusterQueue "cq" whose workloads preempt
+// lower-priority ones, with LocalQueue ns/lq.
+func preemptingState() *State {
+	state := NewState()
+	state.applyFlavor(&musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}})
+	state.applyClusterQueue(&musterv1beta1.ClusterQueue{
+		ObjectMeta: metav1.ObjectMeta{Name: "cq"},
+		Spec: musterv1beta1.ClusterQueueSpec{
+			NamespaceSelector: &metav1.LabelSelector{},
+			Preemption:        &musterv1beta1.ClusterQueuePreemption{WithinClusterQueue: musterv1beta1.PreemptionPolicyLowerPriority},
+			ResourceGroups: []musterv1beta1.ResourceGroup{{
+				CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
+				Flavors: []musterv1beta1.FlavorQuotas{{Name: "a100", Resources: []musterv1beta1.ResourceQuota{
+					{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("4")}}}},
+			}}},
+	})
+	state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
+		Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq"}})
+	return state
+}
+
+// gpuWorkload is a Workload of one pod of gpus GPUs in ns/lq.
+func gpuWorkload(name string, priority int32, gpus string) *musterv1beta1.Workload {
+	return &musterv1beta1.Workload{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: metav1.Now()},
+		Spec: musterv1beta1.WorkloadSpec{QueueName: "lq", Priority: &priority, PodSets: []musterv1beta1.PodSet{{
+			Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+				Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}},
+			}}}},
+		}}},
+	}
+}
