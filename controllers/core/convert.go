@@ -195,12 +195,16 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 	return out
 }
 
-// queueOrderingTime is when the workload joined its queue: its creation, or
+// queueOrderingTime is when the workload joined its queue: its job's
+// creation (or its own when it has no job), or
 // for a workload evicted and requeued, the requeue. A preempted workload goes
 // behind those that waited while it ran, instead of taking back the quota
 // its preemptor is waiting for.
 func queueOrderingTime(wl *musterv1beta1.Workload) time.Time {
 	t := wl.CreationTimestamp.Time
+	if jobCreated, err := time.Parse(time.RFC3339, wl.Annotations[musterv1beta1.JobCreatedAtAnnotation]); err == nil && jobCreated.Before(t) {
+		t = jobCreated
+	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); c != nil && c.Status == metav1.ConditionTrue {
 		if c.LastTransitionTime.After(t) {
 			t = c.LastTransitionTime.Time

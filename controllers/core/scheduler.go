@@ -228,7 +228,7 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 // its reason to the reason writer.
 func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
 	if d.Park {
-		s.state.Queues.Park(d.Workload.Key, seq)
+		s.state.Queues.Park(d.Workload, seq)
 	}
 	s.reasons.set(d.Workload.Key, d.Message)
 }

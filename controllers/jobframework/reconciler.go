@@ -3,6 +3,7 @@ package jobframework
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -202,6 +203,9 @@ func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue s
 		},
 	}
 	controllerutil.AddFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
+	if created := obj.GetCreationTimestamp(); !created.IsZero() {
+		wl.Annotations = map[string]string{musterv1beta1.JobCreatedAtAnnotation: created.UTC().Format(time.RFC3339)}
+	}
 	if err := r.setPriority(ctx, obj, wl); err != nil {
 		return nil, err
 	}

@@ -136,7 +136,7 @@ func applyCycle(c *Cache, q *Queues) {
 			_ = c.Assume(&w)
 			q.Delete(w.Key)
 		case d.Park:
-			q.Park(d.Workload.Key, seq)
+			q.Park(d.Workload, seq)
 		}
 	}
 }

@@ -72,7 +72,7 @@ func apply(t *testing.T, c *Cache, q *Queues, d Decision, seq uint64) []string {
 		}
 		q.Delete(w.Key)
 	case d.Park:
-		q.Park(d.Workload.Key, seq)
+		q.Park(d.Workload, seq)
 	}
 	return evicted
 }

@@ -144,17 +144,23 @@ func (q *Queues) Unpark(clusterQueues ...string) {
 	q.notify()
 }
 
-// Park sets a workload that did not fit aside until Unpark. seq is what
-// Heads returned for the cycle that decided it: if something was unparked
-// since, the workload stays to be tried again instead.
-func (q *Queues) Park(key string, seq uint64) {
+// Park sets a workload that did not fit aside until Unpark. decided is the
+// version the cycle decided on and seq what Heads returned for that cycle:
+// if something was unparked since, or the workload changed what it asks for
+// (shrunk, reprioritised, moved) while it was being decided, it stays to be
+// tried again instead.
+func (q *Queues) Park(decided *Workload, seq uint64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if seq != q.unparks {
 		return
 	}
-	if pq, ok := q.queues[q.where[key]]; ok {
-		pq.park(key)
+	pq, ok := q.queues[q.where[decided.Key]]
+	if !ok {
+		return
+	}
+	if now := pq.get(decided.Key); now != nil && sameRequest(now, decided) {
+		pq.park(decided.Key)
 	}
 }
 

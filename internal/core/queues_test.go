@@ -48,7 +48,7 @@ func TestQueuesPendingCounts(t *testing.T) {
 	q.AddOrUpdate(a)
 	q.AddOrUpdate(b)
 	q.AddOrUpdate(gpuWl("a", 0, 0, 1, 1)) // an update of the same workload
-	q.Park(b.Key, seqOf(q))
+	q.Park(b, seqOf(q))
 	check := func(step string, cq, lq, other int) {
 		t.Helper()
 		if got := [3]int{q.PendingInClusterQueue("cq"), q.PendingInLocalQueue("ns", "lq"), q.PendingInLocalQueue("ns", "other")}; got != [3]int{cq, lq, other} {
@@ -72,7 +72,7 @@ func TestQueuesParkAndUnpark(t *testing.T) {
 	q.UpsertClusterQueue("cq", BestEffortFIFO)
 	w := gpuWl("w", 0, 0, 1, 1)
 	q.AddOrUpdate(w)
-	q.Park(w.Key, seqOf(q))
+	q.Park(w, seqOf(q))
 	if len(headsOf(q)) != 0 {
 		t.Fatal("parked workload still tried")
 	}
@@ -89,7 +89,7 @@ func TestQueuesParkAndUnpark(t *testing.T) {
 	if got := headNames(q, "cq"); len(got) != 1 {
 		t.Fatal("a changed workload is tried again")
 	}
-	q.Park(w.Key, seqOf(q))
+	q.Park(w, seqOf(q))
 	q.Unpark("cq")
 	if got := headNames(q, "cq"); len(got) != 1 {
 		t.Fatal("unpark did not bring the workload back")
@@ -140,8 +140,47 @@ func TestQueuesNoParkAfterARelease(t *testing.T) {
 	q.AddOrUpdate(w)
 	_, seq := q.Heads()
 	q.Unpark("cq") // quota freed while the cycle ran
-	q.Park(w.Key, seq)
+	q.Park(w, seq)
 	if len(headsOf(q)["cq"]) != 1 {
 		t.Fatal("parked on a stale decision: nothing would wake it")
+	}
+}
+
+// TestQueuesNoParkOfAChangedWorkload: a workload that changes what it asks
+// for while a cycle decides on its old version is not parked under that
+// decision: shrunk, reprioritised or moved, it may fit now.
+func TestQueuesNoParkOfAChangedWorkload(t *testing.T) {
+	changes := map[string]func(w *Workload){
+		"shrunk":      func(w *Workload) { w.PodSets[0].Count = 1 },
+		"prioritised": func(w *Workload) { w.Priority = 100 },
+	}
+	for name, change := range changes {
+		t.Run(name, func(t *testing.T) {
+			q := NewQueues()
+			q.UpsertLocalQueue("ns", "lq", "cq")
+			q.UpsertClusterQueue("cq", BestEffortFIFO)
+			decided := gpuWl("w", 0, 0, 8, 1)
+			q.AddOrUpdate(decided)
+			_, seq := q.Heads()
+			updated := gpuWl("w", 0, 0, 8, 1)
+			change(updated)
+			q.AddOrUpdate(updated) // arrives while the cycle runs
+			q.Park(decided, seq)
+			if len(headsOf(q)["cq"]) != 1 {
+				t.Fatal("the changed workload was parked under its old decision")
+			}
+		})
+	}
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	w := gpuWl("w", 0, 0, 8, 1)
+	q.AddOrUpdate(w)
+	_, seq := q.Heads()
+	same := *w
+	q.AddOrUpdate(&same) // a status write changes nothing it asks for
+	q.Park(w, seq)
+	if len(headsOf(q)["cq"]) != 0 {
+		t.Error("an unchanged workload was not parked")
 	}
 }

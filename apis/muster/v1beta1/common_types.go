@@ -19,6 +19,11 @@ const (
 	// going away under it: a Workload whose job has not stopped yet, or a
 	// ClusterQueue or ResourceFlavor that admitted workloads still use.
 	ResourceInUseFinalizer = "muster.dev/resource-in-use"
+	// JobCreatedAtAnnotation records, on a Workload, when its job was
+	// created (RFC 3339). The job's place in its queue counts from then, not
+	// from when Muster got round to creating the Workload: jobs submitted
+	// while Muster was starting keep their order.
+	JobCreatedAtAnnotation = "muster.dev/job-created-at"
 )
 
 // ResourceFlavorReference is the name of a ResourceFlavor.

@@ -6,6 +6,7 @@ package backstop
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
@@ -89,4 +91,38 @@ func TestJobsPredatingTheManagerAreGated(t *testing.T) {
 	env.StartManager(t)
 	expectGated(t, big, false)
 	expectGated(t, small, true)
+}
+
+// TestQueueOrderCountsFromTheJobsCreation: jobs submitted while Muster is
+// not running keep their order, whatever order their Workloads were
+// created in. The later job's Workload is made first here (as a slow or
+// restarting manager may do); the earlier job still goes first.
+func TestQueueOrderCountsFromTheJobsCreation(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := setup(t)
+	first := MakeJob("first", ns).Queue("main").Suspend(true).Request(gpu, "2").Obj()
+	g.Expect(env.Client.Create(ctx, first)).To(Succeed())
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have 1 s resolution
+	second := MakeJob("second", ns).Queue("main").Suspend(true).Request(gpu, "2").Obj()
+	g.Expect(env.Client.Create(ctx, second)).To(Succeed())
+	time.Sleep(1100 * time.Millisecond)
+	createWorkloadOf(t, second)
+	time.Sleep(1100 * time.Millisecond)
+	createWorkloadOf(t, first)
+
+	env.StartManager(t)
+	expectGated(t, first, true)
+	expectGated(t, second, false)
+}
+
+// createWorkloadOf creates a job's Workload as the job reconciler does.
+func createWorkloadOf(t *testing.T, j *batchv1.Job) {
+	t.Helper()
+	g := NewWithT(t)
+	wl := MakeWorkload(jobframework.WorkloadName("Job", j.Name, j.UID), j.Namespace).Queue("main").
+		PodSets(MakePodSet("main", 1).Request(gpu, "2").Obj()).Obj()
+	wl.Annotations = map[string]string{musterv1beta1.JobCreatedAtAnnotation: j.CreationTimestamp.UTC().Format(time.RFC3339)}
+	g.Expect(controllerutil.SetControllerReference(j, wl, env.Scheme)).To(Succeed())
+	g.Expect(env.Client.Create(context.Background(), wl)).To(Succeed())
 }

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	. "github.com/musterhq/muster/test/builder"
 )
 
@@ -32,6 +34,7 @@ func TestGPUsGivenOnlyAsLimitsAreCharged(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, b)).To(Succeed())
 	expectPending(t, b, "insufficient quota for nvidia.com/gpu in flavor "+q.flavor+": 16 requested, 8 available (quota 24)")
 	wl := workloadOf(g, a)
+	g.Expect(wl.Annotations).To(HaveKeyWithValue(musterv1beta1.JobCreatedAtAnnotation, getJob(g, a).CreationTimestamp.UTC().Format(time.RFC3339)))
 	usage := wl.Status.Admission.PodSetAssignments[0].ResourceUsage[gpu]
 	g.Expect(usage.String()).To(Equal("16"))
 	consistently(t, func(g Gomega) { g.Expect(isSuspended(getJob(g, b))).To(BeTrue()) })
