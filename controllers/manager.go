@@ -11,6 +11,7 @@ import (
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -145,7 +146,9 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	coreOpts := corecontrollers.Options{
 		FairSharing:    cfg.FairSharing.Enable,
 		BlockAdmission: wfpr.Enable && *wfpr.BlockAdmission,
-		Clock:          clk,
+		// Only PodsReady timeouts follow requeuingStrategy.timestamp.
+		RequeueByCreation: ptr.Deref(wfpr.RequeuingStrategy.Timestamp, configv1beta1.EvictionTimestamp) == configv1beta1.CreationTimestamp,
+		Clock:             clk,
 	}
 	if _, err := corecontrollers.Setup(mgr, coreOpts); err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
@@ -156,6 +159,13 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	return nil
 }
 
+func recoveryTimeout(w *configv1beta1.WaitForPodsReady) *time.Duration {
+	if w.RecoveryTimeout == nil {
+		return nil
+	}
+	return &w.RecoveryTimeout.Duration
+}
+
 func jobOptions(cfg *configv1beta1.Configuration, clk clock.Clock) jobframework.Options {
 	wfpr := cfg.WaitForPodsReady
 	return jobframework.Options{
@@ -163,11 +173,12 @@ func jobOptions(cfg *configv1beta1.Configuration, clk clock.Clock) jobframework.
 		ManagerNamespace:      *cfg.Namespace,
 		Clock:                 clk,
 		PodsReady: jobframework.PodsReadyOptions{
-			Enable:       wfpr.Enable,
-			Timeout:      wfpr.Timeout.Duration,
-			BackoffBase:  time.Duration(*wfpr.RequeuingStrategy.BackoffBaseSeconds) * time.Second,
-			BackoffMax:   time.Duration(*wfpr.RequeuingStrategy.BackoffMaxSeconds) * time.Second,
-			BackoffLimit: wfpr.RequeuingStrategy.BackoffLimitCount,
+			Enable:          wfpr.Enable,
+			Timeout:         wfpr.Timeout.Duration,
+			RecoveryTimeout: recoveryTimeout(wfpr),
+			BackoffBase:     time.Duration(*wfpr.RequeuingStrategy.BackoffBaseSeconds) * time.Second,
+			BackoffMax:      time.Duration(*wfpr.RequeuingStrategy.BackoffMaxSeconds) * time.Second,
+			BackoffLimit:    wfpr.RequeuingStrategy.BackoffLimitCount,
 		},
 	}
 }

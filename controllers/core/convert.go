@@ -201,10 +201,7 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 // behind those that waited while it ran, instead of taking back the quota
 // its preemptor is waiting for.
 func queueOrderingTime(wl *musterv1beta1.Workload) time.Time {
-	t := wl.CreationTimestamp.Time
-	if jobCreated, err := time.Parse(time.RFC3339, wl.Annotations[musterv1beta1.JobCreatedAtAnnotation]); err == nil && jobCreated.Before(t) {
-		t = jobCreated
-	}
+	t := joinedAt(wl)
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); c != nil && c.Status == metav1.ConditionTrue {
 		if c.LastTransitionTime.After(t) {
 			t = c.LastTransitionTime.Time
@@ -249,6 +246,16 @@ func fromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 		out.PodSetAssignments = append(out.PodSetAssignments, a)
 	}
 	return out
+}
+
+// joinedAt is when the workload first joined its queue: when its job was
+// created, or it was.
+func joinedAt(wl *musterv1beta1.Workload) time.Time {
+	t := wl.CreationTimestamp.Time
+	if jobCreated, err := time.Parse(time.RFC3339, wl.Annotations[musterv1beta1.JobCreatedAtAnnotation]); err == nil && jobCreated.Before(t) {
+		t = jobCreated
+	}
+	return t
 }
 
 // isFinished reports whether the workload's job finished.

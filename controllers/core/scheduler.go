@@ -269,6 +269,10 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 		// False now, so that a later requeue is stamped with its own time.
 		setCondition(&wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, musterv1beta1.ReasonAdmitted, msg, now)
 	}
+	if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) {
+		// Readiness of an earlier admission: these pods have yet to start.
+		setCondition(&wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not all pods are ready yet", now)
+	}
 	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
 	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadPreempted)
 	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -157,5 +158,61 @@ func gpuWorkload(name string, priority int32, gpus string) *musterv1beta1.Worklo
 				Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}},
 			}}}},
 		}}},
+	}
+}
+
+// A workload admitted again after an eviction is not ready until the pods
+// of this admission are: a PodsReady=True left from the last admission
+// would let blockAdmission admit others before it has pods.
+func TestReadmissionResetsPodsReady(t *testing.T) {
+	wl := gpuWorkload("w", 0, "2")
+	wl.Status.Conditions = []metav1.Condition{{Type: musterv1beta1.WorkloadPodsReady, Status: metav1.ConditionTrue,
+		Reason: musterv1beta1.ReasonReady, LastTransitionTime: metav1.Now()}}
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(wl).WithStatusSubresource(wl).Build()
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), wl); err != nil {
+		t.Fatal(err)
+	}
+	state := preemptingState()
+	state.applyWorkload(wl, nil, time.Now())
+	s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()), 50)
+	s.cycle(context.Background())
+	s.drain()
+	var got musterv1beta1.Workload
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Admission == nil {
+		t.Fatal("not admitted")
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadPodsReady)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != musterv1beta1.ReasonWaitForStart {
+		t.Errorf("PodsReady = %+v, want False/WaitForStart", cond)
+	}
+}
+
+// requeuingStrategy.timestamp: Creation gives a workload requeued after a
+// PodsReady timeout its original place; Eviction (and any other eviction)
+// puts it behind those that waited meanwhile.
+func TestRequeuingTimestamp(t *testing.T) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	requeuedAt := created.Add(time.Hour)
+	for _, tc := range []struct {
+		byCreation bool
+		reason     string
+		want       time.Time
+	}{
+		{false, musterv1beta1.ReasonPodsReadyTimeout, requeuedAt},
+		{true, musterv1beta1.ReasonPodsReadyTimeout, created},
+		{true, musterv1beta1.ReasonPreempted, requeuedAt},
+	} {
+		wl := gpuWorkload("w", 0, "1")
+		wl.CreationTimestamp = metav1.NewTime(created)
+		wl.Status.Conditions = []metav1.Condition{{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue,
+			Reason: tc.reason, LastTransitionTime: metav1.NewTime(requeuedAt)}}
+		s := NewState()
+		s.requeueByCreation = tc.byCreation
+		if got := s.pendingWorkload(wl, nil).Created; !got.Equal(tc.want) {
+			t.Errorf("byCreation=%v, requeued after %s: ordered from %s, want %s", tc.byCreation, tc.reason, got, tc.want)
+		}
 	}
 }

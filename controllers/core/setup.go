@@ -11,7 +11,11 @@ type Options struct {
 	// BlockAdmission admits nothing while an admitted workload's pods are
 	// not all ready (waitForPodsReady.blockAdmission).
 	BlockAdmission bool
-	Clock          clock.Clock
+	// RequeueByCreation gives a workload requeued after a PodsReady timeout
+	// its original place in its queue (requeuingStrategy.timestamp:
+	// Creation) instead of one behind those that waited while it ran.
+	RequeueByCreation bool
+	Clock             clock.Clock
 }
 
 // Setup registers the core controllers and the scheduler on a manager and
@@ -22,6 +26,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state.Cache.SetFairSharing(fairSharing)
 	state.Cache.SetBlockAdmission(opts.BlockAdmission)
 	state.blockAdmission = opts.BlockAdmission
+	state.requeueByCreation = opts.RequeueByCreation
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},

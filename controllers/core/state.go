@@ -10,6 +10,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -38,6 +39,9 @@ type State struct {
 	// blockAdmission is waitForPodsReady.blockAdmission: admission anywhere
 	// waits for any admitted workload, so any release may unblock anyone.
 	blockAdmission bool
+	// requeueByCreation orders workloads requeued after a PodsReady timeout
+	// by their creation (requeuingStrategy.timestamp: Creation).
+	requeueByCreation bool
 	// synced is closed once the scheduler has rebuilt the core from the
 	// API; controllers apply nothing before, so a rebuild from an older
 	// list never overwrites what they applied.
@@ -170,10 +174,23 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 		// A workload the scheduler just assumed is not queued again: the
 		// API view predates the admission being written.
 		if !s.Cache.HoldsQuota(key) {
-			s.Queues.AddOrUpdate(toWorkload(wl, namespaceLabels))
+			s.Queues.AddOrUpdate(s.pendingWorkload(wl, namespaceLabels))
 		}
 	}
 	return time.Time{}
+}
+
+// pendingWorkload is the core's view of a pending workload, ordered in its
+// queue as the requeuing strategy says.
+func (s *State) pendingWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
+	w := toWorkload(wl, namespaceLabels)
+	if s.requeueByCreation {
+		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); c != nil &&
+			c.Reason == musterv1beta1.ReasonPodsReadyTimeout {
+			w.Created = joinedAt(wl)
+		}
+	}
+	return w
 }
 
 // stillRunning reports whether a Workload being deleted still holds quota

@@ -44,6 +44,9 @@ type Options struct {
 type PodsReadyOptions struct {
 	Enable  bool
 	Timeout time.Duration
+	// RecoveryTimeout is how long pods that were all ready may stay not
+	// ready; nil never evicts for that.
+	RecoveryTimeout *time.Duration
 	// BackoffBase is the first requeue delay; it doubles up to BackoffMax.
 	BackoffBase, BackoffMax time.Duration
 	// BackoffLimit deactivates the workload after this many requeues; nil

@@ -17,8 +17,7 @@ import (
 
 // Reasons of waitForPodsReady.
 const (
-	ReasonPodsReadyTimeout = "PodsReadyTimeout"
-	ReasonWaitingForPods   = "WaitingForPods"
+	ReasonPodsReadyTimeout = musterv1beta1.ReasonPodsReadyTimeout
 	ReasonDeactivated      = "RequeuingLimitExceeded"
 )
 
@@ -36,31 +35,48 @@ func (r *Reconciler[T]) watchPodsReady(ctx context.Context, job GenericJob, wl *
 	if err := r.setPodsReady(ctx, wl, ready); err != nil || ready {
 		return ctrl.Result{}, err
 	}
-	admitted := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted)
-	if admitted == nil {
+	deadline, ok := r.podsReadyDeadline(wl)
+	if !ok {
 		return ctrl.Result{}, nil
 	}
-	// The clock runs from admission, or from when pods that were all ready
-	// stopped being so: a pod restarting hours into a job gets the whole
-	// timeout to come back.
-	since := admitted.LastTransitionTime.Time
-	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady); c != nil && c.LastTransitionTime.After(since) {
-		since = c.LastTransitionTime.Time
-	}
-	if left := since.Add(o.Timeout).Sub(r.opts.Clock.Now()); left > 0 {
+	if left := deadline.Sub(r.opts.Clock.Now()); left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	return ctrl.Result{}, r.evictForPodsReady(ctx, wl)
 }
 
+// podsReadyDeadline is when a workload whose pods are not all ready is
+// evicted: timeout after its admission while its pods start, or
+// recoveryTimeout after pods that were all ready stopped being so (never,
+// without a recoveryTimeout, as in Kueue).
+func (r *Reconciler[T]) podsReadyDeadline(wl *musterv1beta1.Workload) (time.Time, bool) {
+	o := r.opts.PodsReady
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady); c != nil &&
+		c.Reason == musterv1beta1.ReasonWaitForRecovery {
+		if o.RecoveryTimeout == nil {
+			return time.Time{}, false
+		}
+		return c.LastTransitionTime.Add(*o.RecoveryTimeout), true
+	}
+	admitted := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted)
+	if admitted == nil {
+		return time.Time{}, false
+	}
+	return admitted.LastTransitionTime.Add(o.Timeout), true
+}
+
 // setPodsReady writes the PodsReady condition when it changed.
 func (r *Reconciler[T]) setPodsReady(ctx context.Context, wl *musterv1beta1.Workload, ready bool) error {
 	cond := metav1.Condition{Type: musterv1beta1.WorkloadPodsReady, Status: metav1.ConditionFalse,
-		Reason: ReasonWaitingForPods, Message: "Not all pods are ready yet", ObservedGeneration: wl.Generation}
-	if ready {
+		Reason: musterv1beta1.ReasonWaitForStart, Message: "Not all pods are ready yet", ObservedGeneration: wl.Generation}
+	old := meta.FindStatusCondition(wl.Status.Conditions, cond.Type)
+	switch {
+	case ready:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, musterv1beta1.ReasonReady, "All pods are ready"
+	case old != nil && old.Status == metav1.ConditionTrue:
+		cond.Reason, cond.Message = musterv1beta1.ReasonWaitForRecovery, "Pods that were all ready are not any more"
 	}
-	if c := meta.FindStatusCondition(wl.Status.Conditions, cond.Type); c != nil && c.Status == cond.Status {
+	if old != nil && old.Status == cond.Status {
 		return nil
 	}
 	orig := wl.DeepCopy()

@@ -337,12 +337,18 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 // workload goes back to its queue.
 func (r *Reconciler[T]) requeue(ctx context.Context, wl *musterv1beta1.Workload) error {
 	orig := wl.DeepCopy()
-	msg := "Quota released after eviction"
+	msg, reason := "Quota released after eviction", musterv1beta1.ReasonEvicted
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
-		msg = "Requeued after eviction: " + c.Message
+		msg, reason = "Requeued after eviction: "+c.Message, c.Reason
 	}
 	wl.Status.Admission = nil
-	requeued := metav1.Condition{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonEvicted, Message: msg}
+	// The next admission's pods start from nothing: blockAdmission and the
+	// PodsReady timeout must not count the last admission's readiness.
+	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) != nil {
+		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadPodsReady,
+			Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonWaitForStart, Message: "Not admitted", ObservedGeneration: wl.Generation})
+	}
+	requeued := metav1.Condition{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: reason, Message: msg}
 	if wl.Spec.Active != nil && !*wl.Spec.Active {
 		requeued.Status, requeued.Reason = metav1.ConditionFalse, ReasonDeactivated
 	}

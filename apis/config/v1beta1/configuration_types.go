@@ -121,6 +121,11 @@ type WaitForPodsReady struct {
 	Enable bool `json:"enable,omitempty"`
 	// Timeout after admission within which all pods must be ready.
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
+	// RecoveryTimeout, for a workload whose pods were all ready once, is how
+	// long they may stay not ready (a pod restarting, a node lost) before it
+	// is evicted. Unset, as in Kueue, a workload that was ready once is never
+	// evicted for losing readiness.
+	RecoveryTimeout *metav1.Duration `json:"recoveryTimeout,omitempty"`
 	// BlockAdmission admits nothing else while an admitted workload is not
 	// ready yet.
 	BlockAdmission *bool `json:"blockAdmission,omitempty"`
@@ -137,7 +142,21 @@ type RequeuingStrategy struct {
 	// BackoffLimitCount is how many times a workload is requeued before it is
 	// deactivated; unset means forever.
 	BackoffLimitCount *int32 `json:"backoffLimitCount,omitempty"`
+	// Timestamp orders a workload requeued after a PodsReady timeout in its
+	// queue: Eviction (the default) puts it behind those that waited while
+	// it ran, Creation gives it back its original place.
+	Timestamp *RequeuingTimestamp `json:"timestamp,omitempty"`
 }
+
+// RequeuingTimestamp is Eviction or Creation.
+type RequeuingTimestamp string
+
+const (
+	// EvictionTimestamp orders a requeued workload from its eviction.
+	EvictionTimestamp RequeuingTimestamp = "Eviction"
+	// CreationTimestamp orders a requeued workload from its creation.
+	CreationTimestamp RequeuingTimestamp = "Creation"
+)
 
 // FairSharing configures DRF fair sharing.
 type FairSharing struct {

@@ -138,4 +138,7 @@ func setPodsReadyDefaults(c *Configuration) {
 	if w.RequeuingStrategy.BackoffMaxSeconds == nil {
 		w.RequeuingStrategy.BackoffMaxSeconds = ptr.To[int32](DefaultBackoffMaxSeconds)
 	}
+	if w.RequeuingStrategy.Timestamp == nil {
+		w.RequeuingStrategy.Timestamp = ptr.To(EvictionTimestamp)
+	}
 }

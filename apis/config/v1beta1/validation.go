@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 )
 
 // Validate reports every invalid field of a defaulted configuration.
@@ -37,8 +38,14 @@ func validatePodsReady(w *WaitForPodsReady, path *field.Path) field.ErrorList {
 	if w.Timeout.Duration <= 0 {
 		errs = append(errs, field.Invalid(path.Child("timeout"), w.Timeout.Duration.String(), "must be positive"))
 	}
+	if w.RecoveryTimeout != nil && w.RecoveryTimeout.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("recoveryTimeout"), w.RecoveryTimeout.Duration.String(), "must be positive"))
+	}
 	rs := w.RequeuingStrategy
 	rsPath := path.Child("requeuingStrategy")
+	if ts := ptr.Deref(rs.Timestamp, EvictionTimestamp); ts != EvictionTimestamp && ts != CreationTimestamp {
+		errs = append(errs, field.NotSupported(rsPath.Child("timestamp"), ts, []RequeuingTimestamp{EvictionTimestamp, CreationTimestamp}))
+	}
 	if *rs.BackoffBaseSeconds <= 0 {
 		errs = append(errs, field.Invalid(rsPath.Child("backoffBaseSeconds"), *rs.BackoffBaseSeconds, "must be positive"))
 	}

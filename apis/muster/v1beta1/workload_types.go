@@ -176,6 +176,15 @@ const (
 	ReasonReady                = "Ready"
 	ReasonClusterQueueNotFound = "ClusterQueueNotFound"
 	ReasonClusterQueueInactive = "ClusterQueueInactive"
+	// ReasonPodsReadyTimeout evicts a workload whose pods were not ready in
+	// time (waitForPodsReady).
+	ReasonPodsReadyTimeout = "PodsReadyTimeout"
+	// ReasonWaitForStart: PodsReady is False because the pods of this
+	// admission have not all been ready yet.
+	ReasonWaitForStart = "WaitForStart"
+	// ReasonWaitForRecovery: PodsReady is False because pods that were all
+	// ready stopped being so.
+	ReasonWaitForRecovery = "WaitForRecovery"
 )
 
 // +genclient

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,4 +105,55 @@ func TestBlockAdmissionWaitsForReadyPods(t *testing.T) {
 		return meta.IsStatusConditionTrue(env.WorkloadOfJob(g, first).Status.Conditions, musterv1beta1.WorkloadPodsReady)
 	}, framework.Timeout, framework.Interval).Should(BeTrue())
 	env.ExpectJobRunning(t, second, nil)
+}
+
+// setJobPods writes the Job's ready and active pod counts, as the Job
+// controller would.
+func setJobPods(t *testing.T, j *batchv1.Job, ready, active int32) {
+	t.Helper()
+	NewWithT(t).Eventually(func() error {
+		got := env.GetJob(NewWithT(t), j)
+		got.Status.Ready, got.Status.Active = ptr.To(ready), active
+		if got.Status.StartTime == nil {
+			now := metav1.Now()
+			got.Status.StartTime = &now
+		}
+		return env.Client.Status().Update(context.Background(), got)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+func podsReadyCondition(g Gomega, j *batchv1.Job) *metav1.Condition {
+	c := meta.FindStatusCondition(env.WorkloadOfJob(g, j).Status.Conditions, musterv1beta1.WorkloadPodsReady)
+	g.Expect(c).NotTo(BeNil())
+	return c
+}
+
+// Pods that were all ready and stop being so: without a recoveryTimeout
+// (Kueue's default) the workload keeps running; with one, it is evicted
+// once the pods stay not ready that long.
+func TestRecoveryTimeout(t *testing.T) {
+	for name, recovery := range map[string]*metav1.Duration{"unset": nil, "1s": {Duration: time.Second}} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			env.StartManager(t, podsReady(false), func(c *configv1beta1.Configuration) { c.WaitForPodsReady.RecoveryTimeout = recovery })
+			ns := setup(t)
+			j := MakeJob("flaky", ns).Queue("main").Request(gpu, "2").Obj()
+			g.Expect(env.Client.Create(context.Background(), j)).To(Succeed())
+			env.ExpectJobRunning(t, j, nil)
+			setJobPods(t, j, 1, 1)
+			g.Eventually(func(g Gomega) { g.Expect(podsReadyCondition(g, j).Status).To(Equal(metav1.ConditionTrue)) },
+				framework.Timeout, framework.Interval).Should(Succeed())
+			setJobPods(t, j, 0, 1) // a pod restarts
+			g.Eventually(func(g Gomega) { g.Expect(podsReadyCondition(g, j).Reason).To(Equal(musterv1beta1.ReasonWaitForRecovery)) },
+				framework.Timeout, framework.Interval).Should(Succeed())
+			evicted := func(g Gomega) bool {
+				return meta.IsStatusConditionTrue(env.WorkloadOfJob(g, j).Status.Conditions, musterv1beta1.WorkloadEvicted)
+			}
+			if recovery == nil {
+				framework.HoldsFor(t, func(g Gomega) { g.Expect(evicted(g)).To(BeFalse(), "beyond the 2 s start timeout, still running") })
+				return
+			}
+			g.Eventually(evicted, framework.Timeout, framework.Interval).Should(BeTrue())
+		})
+	}
 }
