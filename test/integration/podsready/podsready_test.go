@@ -144,7 +144,9 @@ func TestRecoveryTimeout(t *testing.T) {
 			g.Eventually(func(g Gomega) { g.Expect(podsReadyCondition(g, j).Status).To(Equal(metav1.ConditionTrue)) },
 				framework.Timeout, framework.Interval).Should(Succeed())
 			setJobPods(t, j, 0, 1) // a pod restarts
-			g.Eventually(func(g Gomega) { g.Expect(podsReadyCondition(g, j).Reason).To(Equal(musterv1beta1.ReasonWaitForRecovery)) },
+			g.Eventually(func(g Gomega) {
+				g.Expect(podsReadyCondition(g, j).Reason).To(Equal(musterv1beta1.ReasonWaitForRecovery))
+			},
 				framework.Timeout, framework.Interval).Should(Succeed())
 			evicted := func(g Gomega) bool {
 				return meta.IsStatusConditionTrue(env.WorkloadOfJob(g, j).Status.Conditions, musterv1beta1.WorkloadEvicted)
