@@ -6,6 +6,8 @@
 package jobframework
 
 import (
+	"errors"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,6 +90,13 @@ func (i *PodSetInfo) Restore(spec *corev1.PodSpec) bool {
 }
 
 type conflictError struct{ key, have, want string }
+
+// IsPlacementConflict reports whether err is a node selector of the job that
+// contradicts its flavor's: a permanent failure to start.
+func IsPlacementConflict(err error) bool {
+	var c *conflictError
+	return errors.As(err, &c)
+}
 
 func (e *conflictError) Error() string {
 	return "node selector " + e.key + "=" + e.have + " conflicts with the flavor's " + e.key + "=" + e.want

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -245,6 +246,10 @@ func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1b
 		return err
 	}
 	if err := job.RunWithPodSetsInfo(infos); err != nil {
+		if IsPlacementConflict(err) {
+			// Retrying cannot help while the job holds quota it cannot use.
+			return r.failToStart(ctx, job, wl, err)
+		}
 		return fmt.Errorf("injecting the placement of ClusterQueue %s: %w", wl.Status.Admission.ClusterQueue, err)
 	}
 	obj := job.Object()
@@ -330,6 +335,27 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeNormal, ReasonFinished, "Finish", "Job finished: %s", reason)
 	r.recorder.Eventf(job.Object(), wl, corev1.EventTypeNormal, ReasonFinished, "Finish", "Workload %s finished, quota released", wl.Name)
 	log.FromContext(ctx).Info("Finished workload", "workload", wl.Name, "reason", reason)
+	return nil
+}
+
+// failToStart finishes an admitted workload whose job cannot be started
+// with its placement (the job's node selector contradicts its flavor's node
+// labels, edited after admission): the workload is Finished with reason
+// FailedToStart, which releases its quota, and the job stays suspended.
+func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload, cause error) error {
+	msg := fmt.Sprintf("The job cannot start in ClusterQueue %s: %v", wl.Status.Admission.ClusterQueue, cause)
+	orig := wl.DeepCopy()
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadFinished, Status: metav1.ConditionTrue,
+		Reason: musterv1beta1.ReasonFailedToStart, Message: msg, ObservedGeneration: wl.Generation})
+	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+		return err
+	}
+	if err := r.removeFinalizer(ctx, wl); err != nil {
+		return err
+	}
+	r.recorder.Eventf(job.Object(), wl, corev1.EventTypeWarning, musterv1beta1.ReasonFailedToStart, "Start", msg)
+	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeWarning, musterv1beta1.ReasonFailedToStart, "Start", msg)
+	log.FromContext(ctx).Info("Finished a workload whose job cannot start", "workload", klog.KObj(wl), "error", cause.Error())
 	return nil
 }
 

@@ -185,6 +185,9 @@ const (
 	// ReasonWaitForRecovery: PodsReady is False because pods that were all
 	// ready stopped being so.
 	ReasonWaitForRecovery = "WaitForRecovery"
+	// ReasonFailedToStart finishes an admitted workload whose job cannot be
+	// started with its placement.
+	ReasonFailedToStart = "FailedToStart"
 )
 
 // +genclient
