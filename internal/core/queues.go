@@ -45,11 +45,17 @@ func NewQueues() *Queues {
 }
 
 // UpsertLocalQueue records which ClusterQueue a LocalQueue feeds and moves
-// its waiting workloads there.
+// its waiting workloads there: those waiting aside, and those of the
+// ClusterQueue it fed before (a LocalQueue deleted and recreated pointing
+// elsewhere, faster than its deletion was seen).
 func (q *Queues) UpsertLocalQueue(namespace, name, clusterQueue string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.localQueues[namespace+"/"+name] = clusterQueue
+	key := namespace + "/" + name
+	if old, ok := q.localQueues[key]; ok && old != clusterQueue {
+		q.orphanLocalQueue(key)
+	}
+	q.localQueues[key] = clusterQueue
 	q.adoptOrphans()
 }
 
@@ -59,9 +65,14 @@ func (q *Queues) DeleteLocalQueue(namespace, name string) {
 	defer q.mu.Unlock()
 	key := namespace + "/" + name
 	delete(q.localQueues, key)
+	q.orphanLocalQueue(key)
+}
+
+// orphanLocalQueue sets the pending workloads of a LocalQueue aside.
+func (q *Queues) orphanLocalQueue(key string) {
 	for _, pq := range q.queues {
 		for _, wl := range pq.all() {
-			if wl.Namespace+"/"+wl.Queue == key {
+			if localQueueKey(wl) == key {
 				pq.remove(wl.Key)
 				q.orphans[wl.Key] = wl
 				q.where[wl.Key] = ""

@@ -184,3 +184,31 @@ func TestQueuesNoParkOfAChangedWorkload(t *testing.T) {
 		t.Error("an unchanged workload was not parked")
 	}
 }
+
+// TestQueuesLocalQueueRecreatedElsewhere: a LocalQueue deleted and
+// recreated pointing at another ClusterQueue takes its pending workloads
+// there, whether or not its deletion was seen in between.
+func TestQueuesLocalQueueRecreatedElsewhere(t *testing.T) {
+	for name, seenDeleted := range map[string]bool{"deletion seen": true, "deletion missed": false} {
+		t.Run(name, func(t *testing.T) {
+			q := NewQueues()
+			q.UpsertClusterQueue("old", BestEffortFIFO)
+			q.UpsertClusterQueue("new", BestEffortFIFO)
+			q.UpsertLocalQueue("ns", "lq", "old")
+			w := gpuWl("w", 0, 0, 1, 1)
+			q.AddOrUpdate(w)
+			q.Park(w, seqOf(q))
+			if seenDeleted {
+				q.DeleteLocalQueue("ns", "lq")
+			}
+			q.UpsertLocalQueue("ns", "lq", "new")
+			heads := headsOf(q)
+			if len(heads["new"]) != 1 || len(heads["old"]) != 0 {
+				t.Errorf("heads = %v, want w in new only", heads)
+			}
+			if q.PendingInClusterQueue("old") != 0 {
+				t.Error("still counted pending in the old ClusterQueue")
+			}
+		})
+	}
+}
