@@ -44,8 +44,24 @@ func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 	return nil
 }
 
-func (w *JobWebhook[T]) ValidateCreate(context.Context, T) (admission.Warnings, error) {
-	return nil, nil
+// ValidateCreate refuses a job in a queue whose kind says Muster cannot
+// admit it whole.
+func (w *JobWebhook[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
+	return nil, w.validateQueued(obj)
+}
+
+func (w *JobWebhook[T]) validateQueued(obj T) error {
+	if w.opts.Excluded(obj.GetNamespace()) || jobframework.QueueName(obj, w.opts) == "" {
+		return nil
+	}
+	v, ok := w.kind.Adapt(obj).(jobframework.JobWithValidation)
+	if !ok {
+		return nil
+	}
+	if errs := v.ValidateQueued(); len(errs) > 0 {
+		return apierrors.NewInvalid(w.kind.GVK.GroupKind(), obj.GetName(), errs)
+	}
+	return nil
 }
 
 // ValidateUpdate forbids changing the queue of a job that holds quota: the
@@ -53,6 +69,9 @@ func (w *JobWebhook[T]) ValidateCreate(context.Context, T) (admission.Warnings, 
 func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
 	if w.opts.Excluded(newObj.GetNamespace()) {
 		return nil, nil
+	}
+	if err := w.validateQueued(newObj); err != nil {
+		return nil, err
 	}
 	oldQueue, newQueue := jobframework.QueueName(oldObj, w.opts), jobframework.QueueName(newObj, w.opts)
 	if oldQueue == newQueue || oldQueue == "" {

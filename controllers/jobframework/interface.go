@@ -9,6 +9,7 @@ import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -37,6 +38,13 @@ type GenericJob interface {
 	PodsReady() bool
 	// IsActive reports whether the job still has running pods.
 	IsActive() bool
+}
+
+// JobWithValidation is implemented by kinds Muster can admit only in some
+// shapes: the job webhook refuses a job in a queue that is not one of them,
+// with the errors returned.
+type JobWithValidation interface {
+	ValidateQueued() field.ErrorList
 }
 
 // JobWithStopCleanup is implemented by jobs that must clean up more than

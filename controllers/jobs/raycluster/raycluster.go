@@ -8,6 +8,7 @@ import (
 
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -16,7 +17,7 @@ import (
 )
 
 // +kubebuilder:webhook:path=/mutate-ray-io-v1-raycluster,mutating=true,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayclusters,verbs=create,versions=v1,name=mraycluster.muster.dev,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/validate-ray-io-v1-raycluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayclusters,verbs=update,versions=v1,name=vraycluster.muster.dev,admissionReviewVersions=v1
+// +kubebuilder:webhook:path=/validate-ray-io-v1-raycluster,mutating=false,failurePolicy=fail,sideEffects=None,groups=ray.io,resources=rayclusters,verbs=create;update,versions=v1,name=vraycluster.muster.dev,admissionReviewVersions=v1
 // +kubebuilder:rbac:groups=ray.io,resources=rayclusters,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=ray.io,resources=rayclusters/status,verbs=get
 
@@ -49,6 +50,19 @@ func (c *Cluster) IsSuspended() bool { return ptr.Deref(c.Spec.Suspend, false) }
 func (c *Cluster) Suspend() {
 	delete(c.Annotations, startedAnnotation)
 	c.Spec.Suspend = ptr.To(true)
+}
+
+// ValidateQueued refuses what Muster cannot admit whole: an autoscaling
+// RayCluster changes its worker count by itself, and every change would
+// evict it to be admitted again at the new size (as in Kueue, which refuses
+// it too unless elastic admission is on).
+func (c *Cluster) ValidateQueued() field.ErrorList {
+	if ptr.Deref(c.Spec.EnableInTreeAutoscaling, false) {
+		return field.ErrorList{field.Invalid(field.NewPath("spec", "enableInTreeAutoscaling"), true,
+			"a RayCluster in a Muster queue cannot autoscale: its quota is admitted for a fixed number of workers; "+
+				"set enableInTreeAutoscaling to false or remove the queue label")}
+	}
+	return nil
 }
 
 func workerPodSet(group string) string { return "worker-" + strings.ToLower(group) }

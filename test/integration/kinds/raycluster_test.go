@@ -105,3 +105,32 @@ func TestEvictedRayClusterIsRestored(t *testing.T) {
 		g.Expect(meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished)).To(BeFalse(), "an eviction is not the user's suspension")
 	})
 }
+
+// An autoscaling RayCluster in a queue is refused with a clear message:
+// every replica change would evict it. Outside a queue it is none of
+// Muster's business.
+func TestAutoscalingRayClusterInAQueueIsRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	env.StartManager(t)
+	ns, _ := setup(t, "8")
+	auto := rayCluster("auto", ns, 2)
+	auto.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	err := env.Client.Create(ctx, auto)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+	g.Expect(err.Error()).To(ContainSubstring("spec.enableInTreeAutoscaling"))
+	g.Expect(err.Error()).To(ContainSubstring("cannot autoscale"))
+
+	unqueued := MakeRayCluster("unqueued", ns).HeadRequest(gpu, "1").Obj()
+	unqueued.Spec.EnableInTreeAutoscaling = ptr.To(true)
+	g.Expect(env.Client.Create(ctx, unqueued)).To(Succeed())
+
+	fixed := rayCluster("fixed", ns, 2)
+	g.Expect(env.Client.Create(ctx, fixed)).To(Succeed())
+	eventually(t, func(g Gomega) {
+		got := getRayCluster(g, fixed)
+		got.Spec.EnableInTreeAutoscaling = ptr.To(true)
+		err := env.Client.Update(ctx, got)
+		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "turning autoscaling on later is refused too: %v", err)
+	})
+}
