@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -159,6 +161,19 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	return nil
 }
 
+// managedNamespaces is managedJobsNamespaceSelector as a selector (it was
+// validated when the configuration was loaded).
+func managedNamespaces(cfg *configv1beta1.Configuration) labels.Selector {
+	if cfg.ManagedJobsNamespaceSelector == nil {
+		return nil
+	}
+	s, err := metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector)
+	if err != nil {
+		return labels.Nothing()
+	}
+	return s
+}
+
 func recoveryTimeout(w *configv1beta1.WaitForPodsReady) *time.Duration {
 	if w.RecoveryTimeout == nil {
 		return nil
@@ -171,6 +186,7 @@ func jobOptions(cfg *configv1beta1.Configuration, clk clock.Clock) jobframework.
 	return jobframework.Options{
 		AcceptKueueQueueLabel: *cfg.Integrations.AcceptKueueQueueLabel,
 		ManagerNamespace:      *cfg.Namespace,
+		ManagedNamespaces:     managedNamespaces(cfg),
 		Clock:                 clk,
 		PodsReady: jobframework.PodsReadyOptions{
 			Enable:          wfpr.Enable,

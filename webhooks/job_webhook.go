@@ -33,8 +33,8 @@ func SetupJobWebhook[T client.Object](mgr ctrl.Manager, kind jobframework.Kind[T
 // Default suspends a new job that names a queue: it must not create pods
 // before its quota is reserved.
 func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
-	if w.opts.Excluded(obj.GetNamespace()) || jobframework.QueueName(obj, w.opts) == "" {
-		return nil
+	if gated, err := w.gated(ctx, obj); !gated || err != nil {
+		return err
 	}
 	job := w.kind.Adapt(obj)
 	if !job.IsSuspended() {
@@ -46,13 +46,22 @@ func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 
 // ValidateCreate refuses a job in a queue whose kind says Muster cannot
 // admit it whole.
-func (w *JobWebhook[T]) ValidateCreate(_ context.Context, obj T) (admission.Warnings, error) {
-	return nil, w.validateQueued(obj)
+func (w *JobWebhook[T]) ValidateCreate(ctx context.Context, obj T) (admission.Warnings, error) {
+	return nil, w.validateQueued(ctx, obj)
 }
 
-func (w *JobWebhook[T]) validateQueued(obj T) error {
-	if w.opts.Excluded(obj.GetNamespace()) || jobframework.QueueName(obj, w.opts) == "" {
-		return nil
+// gated reports whether Muster gates the job: it names a queue in a managed
+// namespace.
+func (w *JobWebhook[T]) gated(ctx context.Context, obj T) (bool, error) {
+	if jobframework.QueueName(obj, w.opts) == "" {
+		return false, nil
+	}
+	return w.opts.Manages(ctx, w.reader, obj.GetNamespace())
+}
+
+func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
+	if gated, err := w.gated(ctx, obj); !gated || err != nil {
+		return err
 	}
 	v, ok := w.kind.Adapt(obj).(jobframework.JobWithValidation)
 	if !ok {
@@ -67,10 +76,10 @@ func (w *JobWebhook[T]) validateQueued(obj T) error {
 // ValidateUpdate forbids changing the queue of a job that holds quota: the
 // quota is reserved in the old queue's ClusterQueue.
 func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
-	if w.opts.Excluded(newObj.GetNamespace()) {
-		return nil, nil
+	if managed, err := w.opts.Manages(ctx, w.reader, newObj.GetNamespace()); !managed || err != nil {
+		return nil, err
 	}
-	if err := w.validateQueued(newObj); err != nil {
+	if err := w.validateQueued(ctx, newObj); err != nil {
 		return nil, err
 	}
 	oldQueue, newQueue := jobframework.QueueName(oldObj, w.opts), jobframework.QueueName(newObj, w.opts)

@@ -1,15 +1,17 @@
 package jobframework
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 	"time"
 
-	"k8s.io/utils/clock"
-
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -33,6 +35,9 @@ type Options struct {
 	AcceptKueueQueueLabel bool
 	// ManagerNamespace is skipped by the job webhooks.
 	ManagerNamespace string
+	// ManagedNamespaces selects the namespaces whose jobs are gated
+	// (managedJobsNamespaceSelector); nil selects all.
+	ManagedNamespaces labels.Selector
 	// PodsReady configures waitForPodsReady.
 	PodsReady PodsReadyOptions
 	// Clock is the time source; tests inject a fake one.
@@ -54,21 +59,33 @@ type PodsReadyOptions struct {
 	BackoffLimit *int32
 }
 
-// Excluded reports whether Muster leaves the jobs of a namespace alone: the
-// control plane's and its own, whatever their labels. The job webhooks'
-// namespaceSelector says the same; this covers a configuration without it.
-func (o Options) Excluded(namespace string) bool {
-	return namespace == "kube-system" || namespace == o.ManagerNamespace
+// Manages reports whether Muster gates the jobs of a namespace: never the
+// control plane's or its own, whatever their labels, and otherwise those of
+// the namespaces managedJobsNamespaceSelector selects. The job webhooks'
+// namespaceSelector should say the same; this covers a configuration
+// without it, and the reconciler, which every job event reaches.
+func (o Options) Manages(ctx context.Context, r client.Reader, namespace string) (bool, error) {
+	if namespace == "kube-system" || namespace == o.ManagerNamespace {
+		return false, nil
+	}
+	if o.ManagedNamespaces == nil || o.ManagedNamespaces.Empty() {
+		return true, nil
+	}
+	var ns corev1.Namespace
+	if err := r.Get(ctx, client.ObjectKey{Name: namespace}, &ns); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return o.ManagedNamespaces.Matches(labels.Set(ns.Labels)), nil
 }
 
 // QueueName returns the LocalQueue a job names, or "".
 func QueueName(obj client.Object, opts Options) string {
-	labels := obj.GetLabels()
-	if q := labels[musterv1beta1.QueueNameLabel]; q != "" {
+	l := obj.GetLabels()
+	if q := l[musterv1beta1.QueueNameLabel]; q != "" {
 		return q
 	}
 	if opts.AcceptKueueQueueLabel {
-		return labels[musterv1beta1.KueueQueueNameLabel]
+		return l[musterv1beta1.KueueQueueNameLabel]
 	}
 	return ""
 }

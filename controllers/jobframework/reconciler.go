@@ -68,8 +68,8 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		}
 		return ctrl.Result{}, err
 	}
-	if r.opts.Excluded(obj.GetNamespace()) {
-		return ctrl.Result{}, nil
+	if managed, err := r.opts.Manages(ctx, r.client, obj.GetNamespace()); !managed || err != nil {
+		return ctrl.Result{}, err
 	}
 	job := r.kind.Adapt(obj)
 	queue := QueueName(obj, r.opts)

@@ -52,6 +52,9 @@ func run(in io.Reader, out io.Writer) error {
 		if own[kind] || len(doc) == 0 {
 			continue
 		}
+		if strings.HasSuffix(kind, "WebhookConfiguration") {
+			markJobSelectors(doc)
+		}
 		b, err := yaml.Marshal(doc)
 		if err != nil {
 			return err
@@ -64,6 +67,30 @@ func run(in io.Reader, out io.Writer) error {
 				"  annotations:\n    cert-manager.io/inject-ca-from: muster-system/muster-serving-cert\n"+
 				"{{- end }}\n", 1)
 		}
+		text = strings.ReplaceAll(text, "namespaceSelector: "+jobSelectorMark+"\n",
+			"namespaceSelector:\n    {{- toYaml .Values.managedJobsNamespaceSelector | nindent 4 }}\n")
 		fmt.Fprintf(out, "---\n%s", text)
+	}
+}
+
+// jobSelectorMark stands, until the text is written, for the namespace
+// selector of the job webhooks: the chart takes it from the value
+// managedJobsNamespaceSelector, which also configures the manager, so the
+// webhooks and the reconciler manage the same namespaces.
+const jobSelectorMark = "MANAGED_JOBS_NAMESPACE_SELECTOR"
+
+// markJobSelectors replaces the namespaceSelector of the job webhooks (the
+// ones config/webhook patches with a metadata.name selector) by the mark.
+func markJobSelectors(doc map[string]any) {
+	hooks, _ := doc["webhooks"].([]any)
+	for _, h := range hooks {
+		hook, _ := h.(map[string]any)
+		sel, _ := hook["namespaceSelector"].(map[string]any)
+		exprs, _ := sel["matchExpressions"].([]any)
+		for _, e := range exprs {
+			if expr, _ := e.(map[string]any); expr["key"] == "kubernetes.io/metadata.name" {
+				hook["namespaceSelector"] = jobSelectorMark
+			}
+		}
 	}
 }

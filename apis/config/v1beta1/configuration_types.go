@@ -13,6 +13,15 @@ type Configuration struct {
 	// Namespace is where Muster runs; its job webhooks skip it.
 	Namespace *string `json:"namespace,omitempty"`
 
+	// ManagedJobsNamespaceSelector selects the namespaces whose jobs Muster
+	// gates (Kueue's option of the same name); jobs elsewhere are left
+	// alone even when they name a queue. The default selects every
+	// namespace but kube-system and Namespace. The job webhook
+	// configurations must carry the same selector (the Helm chart sets both
+	// from one value): then a Muster outage blocks job creation only in the
+	// namespaces it manages, as its webhooks fail closed there.
+	ManagedJobsNamespaceSelector *metav1.LabelSelector `json:"managedJobsNamespaceSelector,omitempty"`
+
 	// Health is where the liveness and readiness probes are served.
 	Health HealthConfig `json:"health,omitempty"`
 

@@ -3,6 +3,7 @@ package v1beta1
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -69,6 +70,11 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.Integrations.AcceptKueueQueueLabel == nil {
 		c.Integrations.AcceptKueueQueueLabel = ptr.To(true)
+	}
+	if c.ManagedJobsNamespaceSelector == nil {
+		c.ManagedJobsNamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", *c.Namespace},
+		}}}
 	}
 	setCertDefaults(c)
 	setPodsReadyDefaults(c)

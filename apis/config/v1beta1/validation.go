@@ -3,6 +3,7 @@ package v1beta1
 import (
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
@@ -23,6 +24,11 @@ func Validate(c *Configuration) field.ErrorList {
 	for i, f := range c.Integrations.Frameworks {
 		if !slices.Contains(DefaultFrameworks, f) {
 			errs = append(errs, field.NotSupported(frameworks.Index(i), f, DefaultFrameworks))
+		}
+	}
+	if c.ManagedJobsNamespaceSelector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(c.ManagedJobsNamespaceSelector); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath("managedJobsNamespaceSelector"), c.ManagedJobsNamespaceSelector, err.Error()))
 		}
 	}
 	errs = append(errs, validatePodsReady(c.WaitForPodsReady, field.NewPath("waitForPodsReady"))...)

@@ -59,6 +59,11 @@ func (in *Configuration) DeepCopyInto(out *Configuration) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.ManagedJobsNamespaceSelector != nil {
+		in, out := &in.ManagedJobsNamespaceSelector, &out.ManagedJobsNamespaceSelector
+		*out = new(v1.LabelSelector)
+		(*in).DeepCopyInto(*out)
+	}
 	out.Health = in.Health
 	out.Metrics = in.Metrics
 	in.Webhook.DeepCopyInto(&out.Webhook)
