@@ -163,10 +163,10 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 		}
 		s.Queues.Delete(key)
 	case !isActive(wl):
-		s.Queues.Delete(key)
+		s.Queues.Forget(key)
 		s.release(s.Cache.ReleaseConfirmed(key))
 	case requeueAt(wl).After(now):
-		s.Queues.Delete(key)
+		s.Queues.Forget(key)
 		s.release(s.Cache.ReleaseConfirmed(key))
 		return requeueAt(wl)
 	default:
@@ -202,7 +202,7 @@ func stillRunning(wl *musterv1beta1.Workload) bool {
 
 // forgetWorkload drops a deleted or finished workload and frees its quota.
 func (s *State) forgetWorkload(key string) {
-	s.Queues.Delete(key)
+	s.Queues.Forget(key)
 	s.release(s.Cache.DeleteWorkload(key))
 	if s.onForget != nil {
 		s.onForget(key)

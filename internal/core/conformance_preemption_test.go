@@ -445,9 +445,6 @@ func hierarchicalPreemptionCases() []conformanceCase {
 			running: []*Workload{running(job("a1-admitted", 0, 1, 1), "ClusterQueueA", "on-demand")},
 			pending: map[string][]*Workload{"ClusterQueueA": {job("a2-pending", 0, 2, 2)},
 				"ClusterQueueB": {job("b1-pending", 0, 3, 1)}},
-			knownGap: "Muster admits b1-pending into ClusterQueueA's idle quota: holdRoom (schedule.go) reserves room " +
-				"only for a preemptor that found victims; Kueue's reserveCapacityForUnreclaimablePreempt reserves it " +
-				"when the queue needs preemption, has no candidates and cannot always reclaim (reclaimWithinCohort not Any)",
 		},
 	}
 }

@@ -136,6 +136,21 @@ func (q *Queues) Delete(key string) {
 	q.delete(key)
 }
 
+// Forget removes a pending workload that is gone (deleted, deactivated):
+// the workloads of its ClusterQueue that waited behind it get another
+// chance.
+func (q *Queues) Forget(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cq, ok := q.where[key]
+	q.delete(key)
+	if pq := q.queues[cq]; ok && pq != nil {
+		pq.unparkDue = true
+		q.unparks++
+		q.notify()
+	}
+}
+
 // Unpark gives the parked workloads of the named ClusterQueues (all when
 // none are named) another chance, e.g. because quota was freed.
 func (q *Queues) Unpark(clusterQueues ...string) {

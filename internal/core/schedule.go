@@ -40,7 +40,8 @@ const (
 // Admitted workloads of draining queues are evicted.
 func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	decisions := drain(s)
-	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, preempting: map[string]*Workload{}}
+	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, holding: map[string]*Workload{},
+		reclaiming: map[*node]Usage{}}
 	if s.fairSharing {
 		return append(decisions, scheduleFair(s, heads, c)...)
 	}
@@ -124,9 +125,16 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 type cycle struct {
 	// blockedBy maps a StrictFIFO queue to the head that blocks it.
 	blockedBy map[string]string
-	// preempting maps a queue to its highest-priority workload waiting for
-	// victims to leave: the room they free is its.
-	preempting map[string]*Workload
+	// holding maps a queue to its highest-priority workload that waits for
+	// room it may take by preemption (victims leaving, or room to come):
+	// the room freed in the queue is its, and its queue's lower-priority
+	// workloads, which would only become its victims, wait behind it.
+	holding map[string]*Workload
+	// reclaiming maps a cohort tree's root to the flavor-resources a
+	// preemptor of this cycle takes back from other queues there: a second
+	// preemptor short of the same ones would pick other victims for room
+	// the first one's victims may already free, so it waits a cycle.
+	reclaiming map[*node]Usage
 	// failed maps a queue and workload shape to the outcome of the first
 	// workload of that shape that did not fit: usage only grows during a
 	// cycle, so later ones of the same shape and no higher priority fail
@@ -150,9 +158,9 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		return Decision{Workload: wl, Park: true, Message: fmt.Sprintf(
 			"waiting for the pods of admitted workload %s to be ready (waitForPodsReady.blockAdmission)", s.notReady[0])}, false
 	}
-	if p, ok := c.preempting[q.Name]; ok && wl.Priority < p.Priority {
+	if p, ok := c.holding[q.Name]; ok && wl.Priority < p.Priority {
 		return Decision{Workload: wl, Park: q.Strategy == BestEffortFIFO, Message: fmt.Sprintf(
-			"waiting behind workload %s, which is preempting to make room in ClusterQueue %s", p.Key, q.Name)}, false
+			"waiting behind higher-priority workload %s, which is waiting for room in ClusterQueue %s", p.Key, q.Name)}, false
 	}
 	if head, ok := c.blockedBy[q.Name]; ok {
 		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}, false
@@ -173,10 +181,20 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		q.AddUsage(adm.Usage())
 		return Decision{Workload: wl, Admission: adm}, false
 	case FitPreempt:
-		if d, ok := preempt(s, q, wl, adm); ok {
+		if d, ok := c.preempt(s, q, wl, adm); ok {
 			c.block(q, wl)
 			c.holdRoom(q, wl, adm)
 			return d, false
+		}
+		if c.holdsFor(q, wl) {
+			// No victims now (those in its way are not lower priority,
+			// say): what is freed in its queue is kept for it, so that it
+			// gets in as room comes instead of evicting whoever took it.
+			// It is not parked, so it holds the room every cycle.
+			c.holdRoom(q, wl, adm)
+			c.block(q, wl)
+			msg := "waiting for quota: " + noFit.Message()
+			return Decision{Workload: wl, Message: msg}, false
 		}
 	}
 	c.block(q, wl)
@@ -185,9 +203,26 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	return Decision{Workload: wl, Message: msg, Park: q.Strategy == BestEffortFIFO}, false
 }
 
+// holdsFor says whether room is held for a workload that needs preemption
+// but has no victims yet. Kueue holds it when the queue cannot always take
+// back what it lends (reclaimWithinCohort is not Any): a borrower that
+// took it might never be reclaimable. Muster also holds it when the queue
+// may preempt its own lower-priority workloads: any of them admitted into
+// the room meanwhile would only become its next victims.
+func (c *cycle) holdsFor(q *QueueSnapshot, wl *Workload) bool {
+	return q.Preemption.ReclaimWithinCohort != PreemptAny || q.Preemption.WithinClusterQueue != PreemptNever
+}
+
 // preempt plans the preemption that lets wl fit and marks the victims in
-// the snapshot so no later decision of the cycle picks them again.
-func preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) (Decision, bool) {
+// the snapshot so no later decision of the cycle picks them again. A
+// preemptor short of what an earlier one of the cycle reclaims in its
+// cohort tree waits instead.
+func (c *cycle) preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) (Decision, bool) {
+	root := q.node.root()
+	if taken := c.reclaiming[root]; len(taken) > 0 && overlapsUsage(shortfall(q, adm.Usage(), true), taken) {
+		return Decision{Workload: wl, Message: fmt.Sprintf(
+			"waiting for preemption: another workload is taking back quota in cohort %s this cycle", root.name)}, true
+	}
 	plan := planPreemption(s, q, wl, adm)
 	park := q.Strategy == BestEffortFIFO
 	if len(plan.waitFor) > 0 {
@@ -204,9 +239,32 @@ func preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) (Decis
 		marked.Evicting = true
 		vq.Workloads[marked.Key] = &marked
 		ws = append(ws, v.Workload)
+		if vq != q {
+			c.markReclaimed(root, v.Workload)
+		}
 	}
 	return Decision{Workload: wl, Victims: plan.victims, Park: park, Message: fmt.Sprintf(
 		"waiting for preemption: evicting %d workload(s) to make room (%s)", len(ws), keys(ws))}, true
+}
+
+// markReclaimed records the flavor-resources taken back from another
+// queue of the tree.
+func (c *cycle) markReclaimed(root *node, victim *Workload) {
+	if c.reclaiming[root] == nil {
+		c.reclaiming[root] = Usage{}
+	}
+	for fr, v := range victim.Admission.Usage() {
+		c.reclaiming[root][fr] += v
+	}
+}
+
+func overlapsUsage(a, b Usage) bool {
+	for fr := range a {
+		if _, ok := b[fr]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // notEligible says why a workload may not use the queue at all right now.
@@ -229,8 +287,8 @@ func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) string {
 // the cohort. Only headroom under the nominal quota is set aside, so the
 // queue never looks like a borrower to reclaiming preemptors.
 func (c *cycle) holdRoom(q *QueueSnapshot, wl *Workload, adm *Admission) {
-	if p, ok := c.preempting[q.Name]; !ok || wl.Priority > p.Priority {
-		c.preempting[q.Name] = wl
+	if p, ok := c.holding[q.Name]; !ok || wl.Priority > p.Priority {
+		c.holding[q.Name] = wl
 	}
 	reserve := Usage{}
 	for fr, v := range adm.Usage() {

@@ -1,0 +1,96 @@
+package core
+
+import (
+	"slices"
+	"testing"
+)
+
+// Room held for a workload that needs preemption but has no victims yet.
+// Each case failed before the hold existed.
+
+// holdQueue is a queue of 6 GPUs whose workloads preempt lower-priority
+// ones of their own, outside any cohort.
+func holdQueue() *Cache {
+	cq := gpuQueue("q", gpus("a100", 6))
+	cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority, ReclaimWithinCohort: PreemptAny}
+	return cacheWith([]*ClusterQueue{cq}, "a100")
+}
+
+// A lower-priority workload does not take the room a higher-priority one
+// waits for (it would only be evicted for it), and the waiter is not parked:
+// it holds the room every cycle until it fits.
+func TestLowerPriorityWaitsBehindAWaitingPreemptor(t *testing.T) {
+	c := holdQueue()
+	c.AddOrUpdateWorkload(admitted(gpuWl("running", 10, 0, 1, 4), "q", "a100"))
+	waiter, small := gpuWl("waiter", 10, 1, 1, 4), gpuWl("small", 0, 2, 1, 2)
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"q": {waiter, small}})
+	if got := names(ds, true); len(got) != 0 {
+		t.Fatalf("admitted %v: the small one took the waiter's room", got)
+	}
+	for _, d := range ds {
+		if d.Workload.Name == "waiter" && d.Park {
+			t.Error("the waiter was parked: the next cycle would not hold its room")
+		}
+		if d.Workload.Name == "small" && d.Message != "waiting behind higher-priority workload ns/waiter, which is waiting for room in ClusterQueue q" {
+			t.Errorf("small: %s", d.Message)
+		}
+	}
+	c.DeleteWorkload("ns/running")
+	ds = Schedule(c.Snapshot(), map[string][]*Workload{"q": {waiter, small}})
+	if got := names(ds, true); !slices.Equal(got, []string{"waiter", "small"}) {
+		t.Errorf("after the release admitted %v, want the waiter then the small one, no eviction", got)
+	}
+}
+
+// Without preemption within its queue nothing is held: lower-priority
+// workloads may pass (BestEffortFIFO), as in Kueue.
+func TestNothingHeldWithoutPreemption(t *testing.T) {
+	cq := gpuQueue("q", gpus("a100", 6))
+	cq.Preemption = Preemption{ReclaimWithinCohort: PreemptAny}
+	c := cacheWith([]*ClusterQueue{cq}, "a100")
+	c.AddOrUpdateWorkload(admitted(gpuWl("running", 10, 0, 1, 4), "q", "a100"))
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"q": {gpuWl("big", 10, 1, 1, 4), gpuWl("small", 0, 2, 1, 2)}})
+	if got := names(ds, true); !slices.Equal(got, []string{"small"}) {
+		t.Errorf("admitted %v, want [small]", got)
+	}
+}
+
+// A pending workload that goes away (deleted, deactivated) gives those
+// parked behind it another chance at once.
+func TestForgottenWorkloadUnparksItsQueue(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	holder, behind := gpuWl("holder", 10, 0, 1, 4), gpuWl("behind", 0, 1, 1, 2)
+	q.AddOrUpdate(holder)
+	q.AddOrUpdate(behind)
+	q.Park(behind, seqOf(q))
+	q.Forget(holder.Key)
+	if got := headNames(q, "cq"); !slices.Equal(got, []string{"behind"}) {
+		t.Errorf("heads %v, want [behind]", got)
+	}
+}
+
+// Two preemptors short of the same flavor-resource in one cohort: the
+// second waits a cycle instead of picking further victims for room the
+// first one's victims may free (Kueue skips preemptors whose targets
+// overlap).
+func TestOnePreemptorTakesBackPerCohortAndResourcePerCycle(t *testing.T) {
+	mk := func(name string, n int64) *ClusterQueue {
+		cq := inCohort(gpuQueue(name, gpus("a100", n)), "c")
+		cq.Preemption = Preemption{ReclaimWithinCohort: PreemptAny}
+		return cq
+	}
+	c := cacheWith([]*ClusterQueue{mk("a", 4), mk("b", 4), mk("borrower", 0)}, "a100")
+	for i, name := range []string{"x1", "x2"} {
+		c.AddOrUpdateWorkload(at(admitted(gpuWl(name, 0, i, 1, 4), "borrower", "a100"), i))
+	}
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"a": {gpuWl("wa", 0, 10, 1, 4)}, "b": {gpuWl("wb", 0, 11, 1, 4)}})
+	victims := 0
+	for _, d := range ds {
+		victims += len(d.Victims)
+	}
+	if victims != 1 {
+		t.Errorf("%d victims in one cycle, want 1", victims)
+	}
+}
