@@ -44,6 +44,9 @@ type Scheduler struct {
 	// them for drain.
 	writers  chan struct{}
 	inflight sync.WaitGroup
+	// wake runs a cycle when a waiting preemptor may preempt, or a failed
+	// eviction is to be retried.
+	wake *waker
 }
 
 func newScheduler(c client.Client, reader client.Reader, state *State, recorder events.EventRecorder, clk clock.Clock, clientQPS float32) *Scheduler {
@@ -51,6 +54,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
 		reasons: newReasonWriter(c, clk, clientQPS),
 		writers: make(chan struct{}, admissionWriters),
+		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
 	state.onForget = s.reasons.forget
 	return s
@@ -128,8 +132,15 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 // cycle decides on a snapshot and applies the decisions.
 func (s *Scheduler) cycle(ctx context.Context) {
 	heads, seq := s.state.Queues.Heads()
-	decisions := core.Schedule(s.state.Cache.Snapshot(), heads)
+	snapshot := s.state.Cache.Snapshot()
+	now := s.clock.Now()
+	snapshot.SetNow(now)
+	decisions := core.Schedule(snapshot, heads)
 	for _, d := range decisions {
+		if d.NeedsPreemption {
+			s.state.Queues.NeedsPreemption(d.Workload.Key, now)
+			s.wake.after(ctx, d.RetryAfter)
+		}
 		if d.Evict != "" {
 			s.evict(ctx, d.Workload, musterv1beta1.ReasonStopped, "", d.Message)
 			continue
@@ -140,7 +151,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			d.Park = false
 			d.Message = fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",
 				strings.Join(failed, ", "), "the victim's admission is still being written, or it changed")
-			s.retrySoon(ctx)
+			s.wake.after(ctx, preemptionRetry)
 		}
 		if d.Admission == nil {
 			s.keepPending(d, seq)
@@ -168,17 +179,6 @@ func (s *Scheduler) cycle(ctx context.Context) {
 // preemptionRetry is how soon a preemptor whose victims could not all be
 // evicted tries again.
 const preemptionRetry = 500 * time.Millisecond
-
-// retrySoon runs another cycle after preemptionRetry.
-func (s *Scheduler) retrySoon(ctx context.Context) {
-	go func() {
-		select {
-		case <-s.clock.After(preemptionRetry):
-			s.state.Queues.Notify()
-		case <-ctx.Done():
-		}
-	}()
-}
 
 // preempt evicts a decision's victims and returns those it could not.
 func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {

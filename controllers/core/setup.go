@@ -1,6 +1,8 @@
 package core
 
 import (
+	"time"
+
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -15,7 +17,10 @@ type Options struct {
 	// its original place in its queue (requeuingStrategy.timestamp:
 	// Creation) instead of one behind those that waited while it ran.
 	RequeueByCreation bool
-	Clock             clock.Clock
+	// PreemptionDelay is how long a workload that fits only by preempting
+	// holds its room before it evicts anyone.
+	PreemptionDelay time.Duration
+	Clock           clock.Clock
 }
 
 // Setup registers the core controllers and the scheduler on a manager and
@@ -25,6 +30,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state := NewState()
 	state.Cache.SetFairSharing(fairSharing)
 	state.Cache.SetBlockAdmission(opts.BlockAdmission)
+	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
 	state.blockAdmission = opts.BlockAdmission
 	state.requeueByCreation = opts.RequeueByCreation
 	c := mgr.GetClient()

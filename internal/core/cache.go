@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Cache is the scheduler's view of quota: flavors, ClusterQueues and the
@@ -28,6 +29,9 @@ type Cache struct {
 	// blockAdmission admits nothing while an admitted workload's pods are
 	// not all ready (waitForPodsReady.blockAdmission).
 	blockAdmission bool
+	// preemptionDelay is how long a workload that fits only by preempting
+	// holds its room, waiting for it to free, before it evicts anyone.
+	preemptionDelay time.Duration
 }
 
 type cachedWorkload struct {
@@ -54,6 +58,14 @@ func (c *Cache) SetFairSharing(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fairSharing = on
+}
+
+// SetPreemptionDelay sets how long a workload that fits only by preempting
+// waits, holding its room, before it evicts anyone.
+func (c *Cache) SetPreemptionDelay(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.preemptionDelay = d
 }
 
 // SetBlockAdmission turns waitForPodsReady's blockAdmission on or off.
@@ -427,6 +439,8 @@ func (c *Cache) Snapshot() *Snapshot {
 		flavors:     make(map[string]*Flavor, len(c.flavors)),
 		lqStop:      make(map[string]StopPolicy, len(c.lqStop)),
 		fairSharing: c.fairSharing,
+
+		preemptionDelay: c.preemptionDelay,
 	}
 	if c.blockAdmission {
 		s.notReady = c.notReady()

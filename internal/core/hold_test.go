@@ -3,6 +3,7 @@ package core
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 // Room held for a workload that needs preemption but has no victims yet.
@@ -92,5 +93,55 @@ func TestOnePreemptorTakesBackPerCohortAndResourcePerCycle(t *testing.T) {
 	}
 	if victims != 1 {
 		t.Errorf("%d victims in one cycle, want 1", victims)
+	}
+}
+
+// With a preemption delay a workload that fits only by preempting holds
+// its room for that long first; if enough frees meanwhile, nobody is
+// evicted. Once the delay has passed it preempts.
+func TestPreemptionDelay(t *testing.T) {
+	c := holdQueue()
+	c.SetPreemptionDelay(2 * time.Second)
+	c.AddOrUpdateWorkload(admitted(gpuWl("low", 0, 0, 1, 4), "q", "a100"))
+	high := gpuWl("high", 10, 1, 1, 4)
+	s := c.Snapshot()
+	s.SetNow(epoch)
+	d := Schedule(s, map[string][]*Workload{"q": {high, gpuWl("small", 0, 2, 1, 2)}})
+	if len(d[0].Victims) != 0 || !d[0].NeedsPreemption || d[0].RetryAfter != 2*time.Second || d[0].Park {
+		t.Fatalf("first attempt: %+v", d[0])
+	}
+	if d[1].Admission != nil {
+		t.Error("a lower-priority workload took the room held for the preemptor")
+	}
+	high.NeedsPreemptionSince = epoch
+	s = c.Snapshot()
+	s.SetNow(epoch.Add(time.Second))
+	if d := Schedule(s, map[string][]*Workload{"q": {high}}); len(d[0].Victims) != 0 || d[0].RetryAfter != time.Second {
+		t.Fatalf("within the delay: %+v", d[0])
+	}
+	s = c.Snapshot()
+	s.SetNow(epoch.Add(2 * time.Second))
+	if d := Schedule(s, map[string][]*Workload{"q": {high}}); len(d[0].Victims) != 1 {
+		t.Fatalf("after the delay it preempts: %+v", d[0])
+	}
+}
+
+// The queues remember when a workload first needed preemption, until it
+// changes or leaves.
+func TestQueuesRememberWhenPreemptionWasNeeded(t *testing.T) {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", BestEffortFIFO)
+	w := gpuWl("w", 0, 0, 1, 4)
+	q.AddOrUpdate(w)
+	q.NeedsPreemption(w.Key, epoch)
+	q.NeedsPreemption(w.Key, epoch.Add(time.Minute)) // the first time counts
+	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.Equal(epoch) {
+		t.Errorf("since %s, want %s", got, epoch)
+	}
+	shrunk := gpuWl("w", 0, 0, 1, 2)
+	q.AddOrUpdate(shrunk)
+	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {
+		t.Errorf("a changed workload starts over, got %s", got)
 	}
 }

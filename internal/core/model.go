@@ -254,6 +254,9 @@ type Workload struct {
 	// Evicting is true for an admitted workload that was told to stop and
 	// still holds its quota until its job is suspended.
 	Evicting bool
+	// NeedsPreemptionSince is when a pending workload was first found to
+	// fit only by preempting (zero: never, or it changed since).
+	NeedsPreemptionSince time.Time
 }
 
 // Admission is the quota a workload holds.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 )
 
 // Queues holds the pending workloads: per ClusterQueue, ordered by priority
@@ -29,6 +30,10 @@ type Queues struct {
 	// the strength of a snapshot older than a release that would have
 	// admitted it.
 	unparks uint64
+	// needsPreemption is when each pending workload was first found to fit
+	// only by preempting; it is forgotten when the workload changes or
+	// leaves.
+	needsPreemption map[string]time.Time
 }
 
 // NewQueues returns empty queues.
@@ -40,7 +45,21 @@ func NewQueues() *Queues {
 		where:       map[string]string{},
 		wake:        make(chan struct{}, 1),
 
-		perLocalQueue: map[string]int{},
+		perLocalQueue:   map[string]int{},
+		needsPreemption: map[string]time.Time{},
+	}
+}
+
+// NeedsPreemption records that a pending workload fits only by preempting,
+// from now unless recorded before.
+func (q *Queues) NeedsPreemption(key string, now time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, queued := q.where[key]; !queued {
+		return
+	}
+	if _, ok := q.needsPreemption[key]; !ok {
+		q.needsPreemption[key] = now
 	}
 }
 
@@ -201,10 +220,26 @@ func (q *Queues) Heads() (map[string][]*Workload, uint64) {
 			pq.unpark()
 		}
 		if active := pq.active(); len(active) > 0 {
-			heads[name] = active
+			heads[name] = q.withPreemptionTimes(active)
 		}
 	}
 	return heads, q.unparks
+}
+
+// withPreemptionTimes gives the heads that need preemption their time,
+// on copies: the queued workloads are shared with the controllers' updates.
+func (q *Queues) withPreemptionTimes(wls []*Workload) []*Workload {
+	if len(q.needsPreemption) == 0 {
+		return wls
+	}
+	for i, wl := range wls {
+		if t, ok := q.needsPreemption[wl.Key]; ok {
+			c := *wl
+			c.NeedsPreemptionSince = t
+			wls[i] = &c
+		}
+	}
+	return wls
 }
 
 // Strategy returns a ClusterQueue's queueing strategy.
@@ -301,6 +336,7 @@ func (q *Queues) delete(key string) {
 	}
 	delete(q.where, key)
 	delete(q.orphans, key)
+	delete(q.needsPreemption, key)
 	if pq := q.queues[cq]; pq != nil {
 		pq.remove(key)
 	}

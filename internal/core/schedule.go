@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Decision is the outcome of one scheduling attempt for one workload.
@@ -21,6 +22,10 @@ type Decision struct {
 	// Park is true when the workload should not be retried until something
 	// changes (BestEffortFIFO, or an inactive queue).
 	Park bool
+	// NeedsPreemption is true when the workload fits only by preempting but
+	// holds its room a while first; RetryAfter is when it may preempt.
+	NeedsPreemption bool
+	RetryAfter      time.Duration
 }
 
 // Eviction reasons of draining queues.
@@ -181,6 +186,14 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		q.AddUsage(adm.Usage())
 		return Decision{Workload: wl, Admission: adm}, false
 	case FitPreempt:
+		if wait := preemptionWait(s, wl); wait > 0 {
+			// Waiting may be enough: what frees in its queue is kept for
+			// it, and nobody is evicted if enough frees in time.
+			c.holdRoom(q, wl, adm)
+			c.block(q, wl)
+			return Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait, Message: fmt.Sprintf(
+				"waiting for quota to free before preempting (%s at most): %s", wait.Round(time.Second), noFit.Message())}, false
+		}
 		if d, ok := c.preempt(s, q, wl, adm); ok {
 			c.block(q, wl)
 			c.holdRoom(q, wl, adm)
@@ -201,6 +214,20 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	msg := "waiting for quota: " + noFit.Message()
 	c.failed[class] = failure{priority: wl.Priority, message: msg}
 	return Decision{Workload: wl, Message: msg, Park: q.Strategy == BestEffortFIFO}, false
+}
+
+// preemptionWait is how much longer a workload that fits only by preempting
+// holds its room before it may evict anyone: the snapshot's preemption
+// delay from when it first needed to, or nothing once that has passed.
+func preemptionWait(s *Snapshot, wl *Workload) time.Duration {
+	if s.preemptionDelay <= 0 || s.now.IsZero() {
+		return 0
+	}
+	since := wl.NeedsPreemptionSince
+	if since.IsZero() {
+		since = s.now
+	}
+	return max(0, since.Add(s.preemptionDelay).Sub(s.now))
 }
 
 // holdsFor says whether room is held for a workload that needs preemption

@@ -1,6 +1,9 @@
 package core
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // Snapshot is a consistent copy of the cache for one scheduling cycle: the
 // cohort forest with every node's quota and usage. The cycle adds the usage
@@ -16,7 +19,15 @@ type Snapshot struct {
 	// notReady lists admitted workloads not ready yet, when admission is
 	// blocked until they are.
 	notReady []string
+	// now is the cycle's time and preemptionDelay how long a workload that
+	// fits only by preempting holds its room first (see SetNow).
+	now             time.Time
+	preemptionDelay time.Duration
 }
+
+// SetNow gives the cycle its time: the core reads no clock. Without it,
+// workloads preempt as soon as they need to.
+func (s *Snapshot) SetNow(t time.Time) { s.now = t }
 
 // QueueSnapshot is a ClusterQueue, its admitted workloads and its place in
 // the cohort tree at the start of a cycle.

@@ -55,6 +55,12 @@ type Configuration struct {
 
 	// FairSharing enables DRF fair sharing between the queues of a cohort.
 	FairSharing *FairSharing `json:"fairSharing,omitempty"`
+
+	// PreemptionDelay is how long a workload that fits only by preempting
+	// waits, holding the room it needs (nothing else may take what frees
+	// there), before it evicts anyone: when running workloads finish in
+	// time, nobody's work is thrown away. 0 preempts at once, as Kueue does.
+	PreemptionDelay *metav1.Duration `json:"preemptionDelay,omitempty"`
 }
 
 // HealthConfig configures the health probes.

@@ -28,6 +28,7 @@ const (
 	DefaultClientQPS              = 50
 	DefaultClientBurst            = 100
 	DefaultPodsReadyTimeout       = 5 * time.Minute
+	DefaultPreemptionDelay        = 2 * time.Second
 	DefaultBackoffBaseSeconds     = 60
 	DefaultBackoffMaxSeconds      = 3600
 )
@@ -80,6 +81,9 @@ func SetDefaults(c *Configuration) {
 	setPodsReadyDefaults(c)
 	if c.FairSharing == nil {
 		c.FairSharing = &FairSharing{}
+	}
+	if c.PreemptionDelay == nil {
+		c.PreemptionDelay = &metav1.Duration{Duration: DefaultPreemptionDelay}
 	}
 }
 
