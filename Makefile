@@ -73,7 +73,7 @@ soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager res
 	go test -tags soak -count=1 -timeout 60m -v -run TestSoak ./test/soak/
 
 .PHONY: envtest-assets
-envtest-assets: job-crds cert-manager-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
+envtest-assets: job-crds cert-manager-crds prometheus-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
 	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl helm
 
 # The CRDs of the job kinds Muster integrates with, taken from the module
@@ -100,6 +100,17 @@ cert-manager-crds: ## Copy cert-manager's CRDs from its Go module into bin/crds/
 	@dir=$$(go mod download -json github.com/cert-manager/cert-manager@$(CERT_MANAGER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 		test -n "$$dir" || { echo "cert-manager $(CERT_MANAGER_VERSION) not downloaded"; exit 1; }; \
 		install -m 0644 "$$dir"/deploy/crds/*.yaml $(JOB_CRDS)/cert-manager/
+
+# The Prometheus Operator's ServiceMonitor CRD, which the test of
+# config/prometheus applies against; pinned here for the same reason:
+#   github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION)  example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
+PROMETHEUS_OPERATOR_VERSION ?= v0.85.0
+.PHONY: prometheus-crds
+prometheus-crds: ## Copy the Prometheus Operator's ServiceMonitor CRD from its Go module into bin/crds/prometheus.
+	@mkdir -p $(JOB_CRDS)/prometheus
+	@dir=$$(go mod download -json github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$dir" || { echo "prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) not downloaded"; exit 1; }; \
+		install -m 0644 "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml $(JOB_CRDS)/prometheus/
 
 ##@ Benchmarks
 

@@ -188,10 +188,14 @@ func convert(g Gomega, o *unstructured.Unstructured, into any) {
 // kustomize renders a directory of config/ as users install it.
 func kustomize(t *testing.T, dir string) []byte {
 	t.Helper()
-	out, err := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), "kustomize",
-		filepath.Join(framework.RepoRoot(), "config", dir)).Output()
+	return kustomizePath(t, filepath.Join(framework.RepoRoot(), "config", dir))
+}
+
+func kustomizePath(t *testing.T, dir string) []byte {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl"), "kustomize", dir).Output()
 	if err != nil {
-		t.Fatalf("kubectl kustomize config/%s: %v", dir, err)
+		t.Fatalf("kubectl kustomize %s: %v", dir, err)
 	}
 	return out
 }

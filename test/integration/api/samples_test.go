@@ -164,4 +164,5 @@ func TestHelmChartIsValid(t *testing.T) {
 	cfg := managerConfig(t, decodeObjects(t, manifests))
 	g.Expect(cfg.FairSharing.Enable).To(BeTrue())
 	g.Expect(*cfg.InternalCertManagement.Enable).To(BeTrue())
+	g.Expect(*cfg.Metrics.SecureServing).To(BeTrue())
 }
