@@ -73,7 +73,7 @@ soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager res
 	go test -tags soak -count=1 -timeout 60m -v -run TestSoak ./test/soak/
 
 .PHONY: envtest-assets
-envtest-assets: job-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
+envtest-assets: job-crds cert-manager-crds prometheus-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
 	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl helm
 
 # The CRDs of the job kinds Muster integrates with, taken from the module
@@ -87,6 +87,30 @@ job-crds: ## Copy the PyTorchJob and RayCluster CRDs from the module cache into 
 	@go mod download github.com/kubeflow/training-operator github.com/ray-project/kuberay/ray-operator
 	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" $(JOB_CRDS)/pytorchjob/
 	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)/config/crd/bases/ray.io_rayclusters.yaml" $(JOB_CRDS)/raycluster/
+
+# cert-manager's CRDs (Issuer, Certificate, ...), which the tests of the
+# cert-manager overlay (config/default-certmanager) and of the chart's
+# certs.mode=cert-manager apply against. Muster does not import cert-manager,
+# so the version is pinned here rather than in go.mod:
+#   github.com/cert-manager/cert-manager@$(CERT_MANAGER_VERSION)  deploy/crds/*.yaml
+CERT_MANAGER_VERSION ?= v1.21.2
+.PHONY: cert-manager-crds
+cert-manager-crds: ## Copy cert-manager's CRDs from its Go module into bin/crds/cert-manager.
+	@mkdir -p $(JOB_CRDS)/cert-manager
+	@dir=$$(go mod download -json github.com/cert-manager/cert-manager@$(CERT_MANAGER_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$dir" || { echo "cert-manager $(CERT_MANAGER_VERSION) not downloaded"; exit 1; }; \
+		install -m 0644 "$$dir"/deploy/crds/*.yaml $(JOB_CRDS)/cert-manager/
+
+# The Prometheus Operator's ServiceMonitor CRD, which the test of
+# config/prometheus applies against; pinned here for the same reason:
+#   github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION)  example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
+PROMETHEUS_OPERATOR_VERSION ?= v0.85.0
+.PHONY: prometheus-crds
+prometheus-crds: ## Copy the Prometheus Operator's ServiceMonitor CRD from its Go module into bin/crds/prometheus.
+	@mkdir -p $(JOB_CRDS)/prometheus
+	@dir=$$(go mod download -json github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$dir" || { echo "prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) not downloaded"; exit 1; }; \
+		install -m 0644 "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml $(JOB_CRDS)/prometheus/
 
 ##@ Benchmarks
 

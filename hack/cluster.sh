@@ -152,7 +152,10 @@ namespace: muster-system
 health:
   healthProbeBindAddress: 127.0.0.1:$probe_port
 metrics:
+  # HTTPS with a self-signed certificate, to bearer tokens authorized for
+  # GET /metrics: curl -k with the admin token (docs/local-cluster.md).
   bindAddress: 127.0.0.1:$metrics_port
+  secureServing: true
 webhook:
   host: 127.0.0.1
   port: $webhook_port

@@ -218,7 +218,7 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 	}
 	s.state.Cache.MarkEvicting(victim.Key)
 	cq := string(wl.Status.Admission.ClusterQueue)
-	metrics.EvictionsTotal.WithLabelValues(cq, reason).Inc()
+	metrics.ReportEviction(cq, reason)
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
 	log.FromContext(ctx).Info("Evicted workload", "workload", victim.Key, "clusterQueue", cq, "reason", reason, "detail", preemptionReason)
 	return true

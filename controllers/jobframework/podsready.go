@@ -106,6 +106,7 @@ func (r *Reconciler[T]) evictForPodsReady(ctx context.Context, wl *musterv1beta1
 	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
+	reportEviction(orig, ReasonPodsReadyTimeout)
 	r.recorder.Eventf(wl, nil, "Warning", ReasonPodsReadyTimeout, "Evict", msg)
 	log.FromContext(ctx).Info("Evicted workload whose pods were not ready in time", "workload", wl.Name, "requeues", count, "backoff", delay)
 	return nil
@@ -125,6 +126,7 @@ func (r *Reconciler[T]) deactivate(ctx context.Context, wl *musterv1beta1.Worklo
 	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
+	reportEviction(orig, ReasonDeactivated)
 	wl.Spec.Active = ptr.To(false)
 	if err := r.client.Update(ctx, wl); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
+	"github.com/musterhq/muster/controllers/metrics"
 )
 
 // Event reasons on jobs and workloads.
@@ -309,8 +310,19 @@ func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workloa
 	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
+	reportEviction(orig, reason)
 	log.FromContext(ctx).Info("Evicted workload", "workload", wl.Name, "reason", reason)
 	return nil
+}
+
+// reportEviction counts an eviction a job reconciler wrote in
+// muster_evicted_workloads_total, under the ClusterQueue of the admission
+// it ended, as the scheduler counts its own. wl is the workload as it was
+// before the write.
+func reportEviction(wl *musterv1beta1.Workload, reason string) {
+	if a := wl.Status.Admission; a != nil {
+		metrics.ReportEviction(string(a.ClusterQueue), reason)
+	}
 }
 
 // finish marks the workload Finished, which releases its quota.

@@ -35,7 +35,9 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.05, 2, 16),
 	}, []string{"cluster_queue"})
 
-	// EvictionsTotal counts evictions by reason (Preempted, Stopped, ...).
+	// EvictionsTotal counts evictions by reason: the scheduler's (Preempted,
+	// Stopped) and the job reconcilers' (InactiveWorkload, JobChanged,
+	// PodsReadyTimeout, RequeuingLimitExceeded). Count with ReportEviction.
 	EvictionsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_evicted_workloads_total",
 		Help: "Workloads evicted, per ClusterQueue and reason.",
@@ -51,6 +53,14 @@ var (
 
 func init() {
 	metrics.Registry.MustRegister(PendingWorkloads, ReservingWorkloads, AdmissionsTotal, AdmissionWaitTime, EvictionsTotal, QuotaUsage)
+}
+
+// ReportEviction counts one eviction written to a workload admitted to
+// clusterQueue. Every writer of the Evicted condition calls it once the
+// write succeeded, so the counter sees every reason, not just the
+// scheduler's.
+func ReportEviction(clusterQueue, reason string) {
+	EvictionsTotal.WithLabelValues(clusterQueue, reason).Inc()
 }
 
 // ForgetClusterQueue drops every series of a deleted ClusterQueue.

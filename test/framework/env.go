@@ -116,7 +116,11 @@ func Start(opts Options) (*Env, error) {
 }
 
 // JobCRDDir is where `make job-crds` puts a job kind's CRD.
-func JobCRDDir(kind string) string { return filepath.Join(RepoRoot(), "bin", "crds", kind) }
+func JobCRDDir(kind string) string { return CRDDir(kind) }
+
+// CRDDir is where the Makefile puts the CRDs of another project that tests
+// install: bin/crds/NAME (`make job-crds`, `make cert-manager-crds`).
+func CRDDir(name string) string { return filepath.Join(RepoRoot(), "bin", "crds", name) }
 
 // InstallCRDs installs CRDs from a directory into the running API server.
 func (e *Env) InstallCRDs(dir string) error {

@@ -24,6 +24,7 @@ func TestLoadDefaults(t *testing.T) {
 		"pods ready timeout":   cfg.WaitForPodsReady.Timeout.Duration == 5*time.Minute,
 		"fair sharing off":     !cfg.FairSharing.Enable,
 		"internal certs on":    *cfg.InternalCertManagement.Enable,
+		"metrics secure":       *cfg.Metrics.SecureServing,
 	}
 	for name, ok := range checks {
 		if !ok {
@@ -42,6 +43,12 @@ func TestLoadFile(t *testing.T) {
 			yaml: "namespace: other\nintegrations:\n  frameworks: [batch/job]\n  acceptKueueQueueLabel: false\n",
 			check: func(c *Configuration) bool {
 				return *c.Namespace == "other" && len(c.Integrations.Frameworks) == 1 && !*c.Integrations.AcceptKueueQueueLabel
+			},
+		},
+		"plain metrics": {
+			yaml: "metrics:\n  bindAddress: 127.0.0.1:8080\n  secureServing: false\n",
+			check: func(c *Configuration) bool {
+				return !*c.Metrics.SecureServing && c.Metrics.BindAddress == "127.0.0.1:8080"
 			},
 		},
 		"lease namespace follows namespace": {

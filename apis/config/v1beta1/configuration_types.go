@@ -73,6 +73,17 @@ type HealthConfig struct {
 type MetricsConfig struct {
 	// BindAddress is the address of /metrics; "0" turns it off.
 	BindAddress string `json:"bindAddress,omitempty"`
+	// SecureServing, the default, serves /metrics over HTTPS and only to
+	// clients whose bearer token the API server authenticates (TokenReview)
+	// and authorizes for GET /metrics (SubjectAccessReview; the
+	// metrics-reader ClusterRole grants it). false serves plain HTTP to
+	// anyone, for a manager on a developer's machine only: queue names and
+	// usage are not for every pod in the cluster to read.
+	SecureServing *bool `json:"secureServing,omitempty"`
+	// CertDir holds tls.crt and tls.key for the HTTPS metrics endpoint.
+	// Empty, or without those files, a self-signed certificate is generated
+	// at start (Prometheus then scrapes with insecureSkipVerify).
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // WebhookConfig configures the webhook server.

@@ -47,6 +47,9 @@ func SetDefaults(c *Configuration) {
 	if c.Metrics.BindAddress == "" {
 		c.Metrics.BindAddress = DefaultMetricsBindAddress
 	}
+	if c.Metrics.SecureServing == nil {
+		c.Metrics.SecureServing = ptr.To(true)
+	}
 	if c.Webhook.Port == nil {
 		c.Webhook.Port = ptr.To(DefaultWebhookPort)
 	}

@@ -19,7 +19,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -119,6 +118,12 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return decodeObjects(t, data)
+}
+
+// decodeObjects splits a multi-document YAML stream into objects.
+func decodeObjects(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
 	var objs []*unstructured.Unstructured
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
@@ -127,7 +132,7 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 			if errors.Is(err, io.EOF) {
 				return objs
 			}
-			t.Fatalf("decoding %s: %v", path, err)
+			t.Fatalf("decoding manifests: %v", err)
 		}
 		if len(obj.Object) > 0 {
 			objs = append(objs, obj)
@@ -138,22 +143,8 @@ func readObjects(t *testing.T, path string) []*unstructured.Unstructured {
 // TestDefaultKustomizationIsValid: everything config/default installs is
 // accepted by the API server (server-side dry run).
 func TestDefaultKustomizationIsValid(t *testing.T) {
-	g := NewWithT(t)
-	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
-	kubeconfig, err := env.KubeConfig()
-	g.Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "muster-system"}}
-	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(), ns))).To(Succeed())
-
-	manifests, err := exec.Command(kubectl, "kustomize", filepath.Join(framework.RepoRoot(), "config", "default")).Output()
-	g.Expect(err).NotTo(HaveOccurred())
-	apply := exec.Command(kubectl, "--kubeconfig", path, "apply", "--server-side", "--dry-run=server", "-f", "-")
-	apply.Stdin = bytes.NewReader(manifests)
-	out, err := apply.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), string(out))
-	g.Expect(string(out)).To(ContainSubstring("deployment.apps/muster-controller-manager serverside-applied (server dry run)"))
+	out := serverDryRun(t, kustomize(t, "default"))
+	NewWithT(t).Expect(out).To(ContainSubstring("deployment.apps/muster-controller-manager serverside-applied (server dry run)"))
 }
 
 // TestHelmChartIsValid: the chart renders in both certificate modes, its
@@ -161,43 +152,17 @@ func TestDefaultKustomizationIsValid(t *testing.T) {
 // component configuration it renders loads and validates.
 func TestHelmChartIsValid(t *testing.T) {
 	g := NewWithT(t)
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	chart := filepath.Join(framework.RepoRoot(), "charts", "muster")
 	render := func(args ...string) []byte {
-		out, err := exec.Command(filepath.Join(assets, "helm"), append([]string{"template", "muster", chart, "-n", "muster-system"}, args...)...).Output()
+		out, err := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "helm"), append([]string{"template", "muster", chart, "-n", "muster-system"}, args...)...).Output()
 		g.Expect(err).NotTo(HaveOccurred(), "helm template %v", args)
 		return out
 	}
 	g.Expect(string(render("--set", "certs.mode=cert-manager"))).To(ContainSubstring("kind: Certificate"))
 	manifests := render("--set", "fairSharing.enable=true", "--set", "replicas=3")
-
-	kubeconfig, err := env.KubeConfig()
-	g.Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "muster-system"}}
-	g.Expect(client.IgnoreAlreadyExists(env.Client.Create(context.Background(), ns))).To(Succeed())
-	apply := exec.Command(filepath.Join(assets, "kubectl"), "--kubeconfig", path, "apply", "--server-side", "--dry-run=server", "-f", "-")
-	apply.Stdin = bytes.NewReader(manifests)
-	out, err := apply.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), string(out))
-
-	var config string
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifests), 4096)
-	for {
-		var cm corev1.ConfigMap
-		if err := dec.Decode(&cm); err != nil {
-			break
-		}
-		if cm.Kind == "ConfigMap" && cm.Name == "muster-manager-config" {
-			config = cm.Data["config.yaml"]
-		}
-	}
-	g.Expect(config).NotTo(BeEmpty())
-	file := filepath.Join(t.TempDir(), "config.yaml")
-	g.Expect(os.WriteFile(file, []byte(config), 0o600)).To(Succeed())
-	cfg, err := configv1beta1.Load(file)
-	g.Expect(err).NotTo(HaveOccurred())
+	serverDryRun(t, manifests)
+	cfg := managerConfig(t, decodeObjects(t, manifests))
 	g.Expect(cfg.FairSharing.Enable).To(BeTrue())
 	g.Expect(*cfg.InternalCertManagement.Enable).To(BeTrue())
+	g.Expect(*cfg.Metrics.SecureServing).To(BeTrue())
 }

@@ -17,6 +17,7 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
 	. "github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -69,6 +70,9 @@ func TestPodsNeverReadyAreEvictedRequeuedAndDeactivated(t *testing.T) {
 	}, 40*time.Second, 100*time.Millisecond).Should(Succeed())
 	g.Expect(seen).To(HaveKey(int32(1)), "requeue state observed after the first timeout")
 	g.Expect(seen).To(HaveKey(int32(2)))
+	cq := "cq-" + ns
+	g.Expect(framework.Evictions(cq, musterv1beta1.ReasonPodsReadyTimeout)).To(BeEquivalentTo(2), "two timeouts requeued")
+	g.Expect(framework.Evictions(cq, jobframework.ReasonDeactivated)).To(BeEquivalentTo(1), "the third deactivated")
 
 	wl := env.WorkloadOfJob(g, j)
 	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
@@ -156,6 +160,7 @@ func TestRecoveryTimeout(t *testing.T) {
 				return
 			}
 			g.Eventually(evicted, framework.Timeout, framework.Interval).Should(BeTrue())
+			g.Expect(framework.Evictions("cq-"+ns, musterv1beta1.ReasonPodsReadyTimeout)).To(BeEquivalentTo(1))
 		})
 	}
 }

@@ -109,6 +109,7 @@ func TestHigherPriorityPreemptsWithinTheQueue(t *testing.T) {
 	create(t, urgent)
 	expectPreempted(t, low, "InClusterQueue")
 	running(t, urgent)
+	NewWithT(t).Expect(framework.Evictions("a-"+w.ns, musterv1beta1.ReasonPreempted)).To(BeEquivalentTo(1))
 	framework.HoldsFor(t, func(g Gomega) {
 		g.Expect(framework.IsSuspended(env.GetJob(g, sameLow))).To(BeTrue(), "the freed quota went to the preemptor")
 	})
@@ -149,4 +150,5 @@ func TestHoldAndDrainEvictsAdmittedJobs(t *testing.T) {
 	env.ExpectJobPending(t, j, "ClusterQueue "+cq+" is inactive: ClusterQueue is stopped")
 	g.Expect(env.WorkloadOfJob(g, j).Status.Conditions).To(ContainElement(
 		HaveField("Type", musterv1beta1.WorkloadEvicted)))
+	g.Expect(framework.Evictions(cq, musterv1beta1.ReasonStopped)).To(BeEquivalentTo(1))
 }
