@@ -137,9 +137,12 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	snapshot.SetNow(now)
 	decisions := core.Schedule(snapshot, heads)
 	for _, d := range decisions {
-		if d.NeedsPreemption {
+		switch {
+		case d.NeedsPreemption:
 			s.state.Queues.NeedsPreemption(d.Workload.Key, now)
 			s.wake.after(ctx, d.RetryAfter)
+		case d.Admission == nil && len(d.Victims) == 0 && !d.Workload.NeedsPreemptionSince.IsZero():
+			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
 		if d.Evict != "" {
 			s.evict(ctx, d.Workload, musterv1beta1.ReasonStopped, "", d.Message)

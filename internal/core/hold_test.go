@@ -139,6 +139,11 @@ func TestQueuesRememberWhenPreemptionWasNeeded(t *testing.T) {
 	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.Equal(epoch) {
 		t.Errorf("since %s, want %s", got, epoch)
 	}
+	q.NoLongerNeedsPreemption(w.Key) // it waited behind another meanwhile
+	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {
+		t.Errorf("a need that lapsed starts over, got %s", got)
+	}
+	q.NeedsPreemption(w.Key, epoch)
 	shrunk := gpuWl("w", 0, 0, 1, 2)
 	q.AddOrUpdate(shrunk)
 	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {

@@ -63,6 +63,16 @@ func (q *Queues) NeedsPreemption(key string, now time.Time) {
 	}
 }
 
+// NoLongerNeedsPreemption forgets when a workload needed preemption: it
+// waits for another reason now (behind a higher-priority workload, for quota
+// no preemption can free), so its delay starts over if it needs preemption
+// again, instead of letting it preempt at once for a need long past.
+func (q *Queues) NoLongerNeedsPreemption(key string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.needsPreemption, key)
+}
+
 // UpsertLocalQueue records which ClusterQueue a LocalQueue feeds and moves
 // its waiting workloads there: those waiting aside, and those of the
 // ClusterQueue it fed before (a LocalQueue deleted and recreated pointing
