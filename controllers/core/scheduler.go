@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -145,7 +146,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
 		if d.Evict != "" {
-			s.evict(ctx, d.Workload, musterv1beta1.ReasonStopped, "", d.Message)
+			s.evict(ctx, d.Workload, nil, musterv1beta1.ReasonStopped, "", d.Message)
 			continue
 		}
 		if failed := s.preempt(ctx, d); len(failed) > 0 {
@@ -188,7 +189,7 @@ func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
 	var failed []string
 	for _, v := range d.Victims {
 		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, v.Reason)
-		if !s.evict(ctx, v.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg) {
+		if !s.evict(ctx, v.Workload, d.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg) {
 			failed = append(failed, v.Workload.Key)
 		}
 	}
@@ -201,7 +202,7 @@ func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
 // It reports whether the eviction was written: a victim whose admission is
 // not written yet (assumed by an earlier cycle), or that changed under the
 // write, is not evicted.
-func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, preemptionReason, msg string) bool {
+func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload, reason, preemptionReason, msg string) bool {
 	var wl musterv1beta1.Workload
 	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
 		return false
@@ -223,7 +224,11 @@ func (s *Scheduler) evict(ctx context.Context, victim *core.Workload, reason, pr
 	cq := string(wl.Status.Admission.ClusterQueue)
 	metrics.ReportEviction(cq, reason)
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
-	log.FromContext(ctx).Info("Evicted workload", "workload", victim.Key, "clusterQueue", cq, "reason", reason, "detail", preemptionReason)
+	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(victim.Namespace, victim.Name), "clusterQueue", cq, "reason", reason)
+	if preemptor != nil {
+		logger = logger.WithValues("detail", preemptionReason, "preemptor", klog.KRef(preemptor.Namespace, preemptor.Name))
+	}
+	logger.Info("Evicted workload")
 	return true
 }
 
