@@ -120,9 +120,6 @@ func fairPreemptionCases() []conformanceCase {
 			name:    "fair-sharing reclaim of nominal quota is reported as cohort reclamation",
 			running: fairRunning(map[string]int{"a": 3, "b": 5, "c": 1}),
 			pending: in("c", job("c_incoming", 0, 99, 1)), wantVictims: []string{"b5:" + InCohortReclamation},
-			knownGap: "Muster reports InCohortFairSharing: reclaimReason (preempt.go) gives every cohort victim under " +
-				"fair sharing that reason; Kueue reports InCohortReclamation when the preemptor fits within its " +
-				"nominal quota (runFirstFsStrategy, preemptorWithinNominal)",
 		}),
 		fair(conformanceCase{
 			// preemption_fair_test "reclaim borrowable quota from user using the most".

@@ -62,7 +62,7 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 	}
 	for _, borrow := range []bool{false, true} {
 		short := shortfall(q, need, borrow)
-		cands := candidates(s, q, wl, short, tree, borrow)
+		cands := candidates(s, q, wl, need, short, tree, borrow)
 		if victims := greedyMinimal(s, q, need, short, cands, borrow); victims != nil {
 			return preemptionPlan{victims: victims}
 		}
@@ -87,7 +87,7 @@ func shortfall(q *QueueSnapshot, need Usage, borrow bool) Usage {
 // among those using a flavor-resource in short, in the order they should
 // go: other queues' first (reclaim; under fair sharing the highest share
 // first), then lower priority, then the most recently admitted.
-func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, short Usage, tree []*QueueSnapshot, borrow bool) []candidate {
+func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need, short Usage, tree []*QueueSnapshot, borrow bool) []candidate {
 	var out []candidate
 	for _, l := range tree {
 		for _, w := range l.Workloads {
@@ -100,7 +100,7 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, short Usage, tree [
 					c.reason = InClusterQueue
 				}
 			} else {
-				c.reason = reclaimReason(s, q, wl, w, borrow)
+				c.reason = reclaimReason(s, q, wl, w, need, borrow)
 			}
 			if c.reason != "" {
 				out = append(out, c)
@@ -131,14 +131,30 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, short Usage, tree [
 	return out
 }
 
+// withinNominal reports whether need fits the queue's nominal quota on top
+// of what it uses.
+func withinNominal(q *QueueSnapshot, need Usage) bool {
+	for fr, v := range need {
+		if q.node.usage[fr]+v > q.Nominal(fr) {
+			return false
+		}
+	}
+	return true
+}
+
 // reclaimReason says why wl may take quota back from workload w of another
 // queue, or "" if it may not.
-func reclaimReason(s *Snapshot, q *QueueSnapshot, wl, w *Workload, borrow bool) string {
+func reclaimReason(s *Snapshot, q *QueueSnapshot, wl, w *Workload, need Usage, borrow bool) string {
 	p := q.Preemption
 	switch {
 	case s.fairSharing && allowed(p.ReclaimWithinCohort, wl, w):
 		// The reclaim policy's priority filter holds under fair sharing
 		// too: LowerPriority never takes from a higher-priority workload.
+		// Taking back what the preemptor's nominal quota entitles it to is
+		// reclamation, as Kueue reports it; beyond that it is fair sharing.
+		if !borrow && withinNominal(q, need) {
+			return InCohortReclamation
+		}
 		return InCohortFairSharing
 	case !borrow && allowed(p.ReclaimWithinCohort, wl, w):
 		return InCohortReclamation
