@@ -17,34 +17,30 @@ func holdQueue() *Cache {
 	return cacheWith([]*ClusterQueue{cq}, "a100")
 }
 
-// A lower-priority workload does not take the room a higher-priority one
-// waits for (it would only be evicted for it), and the waiter is not parked:
-// it holds the room every cycle until it fits.
-func TestLowerPriorityWaitsBehindAWaitingPreemptor(t *testing.T) {
-	c := holdQueue()
-	c.AddOrUpdateWorkload(admitted(gpuWl("running", 10, 0, 1, 4), "q", "a100"))
-	waiter, small := gpuWl("waiter", 10, 1, 1, 4), gpuWl("small", 0, 2, 1, 2)
-	ds := Schedule(c.Snapshot(), map[string][]*Workload{"q": {waiter, small}})
-	if got := names(ds, true); len(got) != 0 {
-		t.Fatalf("admitted %v: the small one took the waiter's room", got)
-	}
-	for _, d := range ds {
-		if d.Workload.Name == "waiter" && d.Park {
-			t.Error("the waiter was parked: the next cycle would not hold its room")
+// A workload that needs preemption but has no victims (what is in its way
+// has its own priority, and may run for days) holds no room when its queue
+// can always reclaim what it lends: lower-priority workloads may use the
+// free quota meanwhile. When it cannot always reclaim (Kueue's rule), the
+// room is held and the waiter is not parked, so it holds it every cycle.
+func TestRoomHeldForAPreemptorWithoutVictimsOnlyIfUnreclaimable(t *testing.T) {
+	for reclaim, wantSmall := range map[PreemptionPolicy]bool{PreemptAny: true, PreemptLowerPriority: false} {
+		c := holdQueue()
+		cq := gpuQueue("q", gpus("a100", 6))
+		cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority, ReclaimWithinCohort: reclaim}
+		c.UpsertClusterQueue(cq)
+		c.AddOrUpdateWorkload(admitted(gpuWl("running", 10, 0, 1, 4), "q", "a100"))
+		ds := Schedule(c.Snapshot(), map[string][]*Workload{"q": {gpuWl("waiter", 10, 1, 1, 4), gpuWl("small", 0, 2, 1, 2)}})
+		if got := slices.Contains(names(ds, true), "small"); got != wantSmall {
+			t.Errorf("reclaim %v: small admitted = %v, want %v", reclaim, got, wantSmall)
 		}
-		if d.Workload.Name == "small" && d.Message != "waiting behind higher-priority workload ns/waiter, which is waiting for room in ClusterQueue q" {
-			t.Errorf("small: %s", d.Message)
+		if !wantSmall && ds[0].Park {
+			t.Errorf("reclaim %v: the waiter holding room was parked", reclaim)
 		}
-	}
-	c.DeleteWorkload("ns/running")
-	ds = Schedule(c.Snapshot(), map[string][]*Workload{"q": {waiter, small}})
-	if got := names(ds, true); !slices.Equal(got, []string{"waiter", "small"}) {
-		t.Errorf("after the release admitted %v, want the waiter then the small one, no eviction", got)
 	}
 }
 
-// Without preemption within its queue nothing is held: lower-priority
-// workloads may pass (BestEffortFIFO), as in Kueue.
+// Without any preemption nothing is held: lower-priority workloads may pass
+// (BestEffortFIFO), as in Kueue.
 func TestNothingHeldWithoutPreemption(t *testing.T) {
 	cq := gpuQueue("q", gpus("a100", 6))
 	cq.Preemption = Preemption{ReclaimWithinCohort: PreemptAny}

@@ -186,7 +186,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		q.AddUsage(adm.Usage())
 		return Decision{Workload: wl, Admission: adm}, false
 	case FitPreempt:
-		if wait := preemptionWait(s, wl); wait > 0 {
+		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {
 			// Waiting may be enough: what frees in its queue is kept for
 			// it, and nobody is evicted if enough frees in time.
 			c.holdRoom(q, wl, adm)
@@ -200,9 +200,8 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 			return d, false
 		}
 		if c.holdsFor(q, wl) {
-			// No victims now (those in its way are not lower priority,
-			// say): what is freed in its queue is kept for it, so that it
-			// gets in as room comes instead of evicting whoever took it.
+			// No victims, and a borrower that took the room might never
+			// be reclaimable: what is freed in its queue is kept for it.
 			// It is not parked, so it holds the room every cycle.
 			c.holdRoom(q, wl, adm)
 			c.block(q, wl)
@@ -231,13 +230,20 @@ func preemptionWait(s *Snapshot, wl *Workload) time.Duration {
 }
 
 // holdsFor says whether room is held for a workload that needs preemption
-// but has no victims yet. Kueue holds it when the queue cannot always take
-// back what it lends (reclaimWithinCohort is not Any): a borrower that
-// took it might never be reclaimable. Muster also holds it when the queue
-// may preempt its own lower-priority workloads: any of them admitted into
-// the room meanwhile would only become its next victims.
+// but has no victims: as in Kueue, when its queue cannot always take back
+// what it lends (reclaimWithinCohort is not Any), since a borrower that took
+// the room might never be reclaimable. Otherwise nothing is held: what is in
+// its way may run for days, and idling its queue's free quota meanwhile
+// would help nobody.
 func (c *cycle) holdsFor(q *QueueSnapshot, wl *Workload) bool {
-	return q.Preemption.ReclaimWithinCohort != PreemptAny || q.Preemption.WithinClusterQueue != PreemptNever
+	return q.Preemption.ReclaimWithinCohort != PreemptAny
+}
+
+// hasVictims reports whether preemption would find victims for wl now: only
+// then is waiting the preemption delay, holding its room, worth it (room
+// will come as they finish, or they go after the delay).
+func hasVictims(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) bool {
+	return len(planPreemption(s, q, wl, adm).victims) > 0
 }
 
 // preempt plans the preemption that lets wl fit and marks the victims in
