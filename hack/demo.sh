@@ -3,16 +3,30 @@
 # and two 16-worker training Jobs. kube-scheduler alone would bind some
 # workers of each and deadlock; Muster admits each Job whole, one after the
 # other. The view refreshes until both Jobs have succeeded.
+#
+#   hack/demo.sh         the demo (cluster started if needed; it stays up)
+#   hack/demo.sh clean   delete the demo's objects, leaving the cluster up
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 run=${MUSTER_RUN_DIR:-$root/.run/cluster}
-kubectl() { "$root/bin/k8s/kubectl" --kubeconfig "$run/kubeconfig" "$@"; }
+kubectl() { "$root/bin/k8s/kubectl" --kubeconfig "$run/kubeconfig" --cache-dir "$run/kube-cache" "$@"; }
+
+clean() {
+  echo ">> deleting the demo's jobs and queues"
+  kubectl delete -n default raycluster ray-demo --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete -n default pytorchjob pt-demo --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete -n default job train-a train-b --ignore-not-found --timeout=60s >/dev/null
+  # The ClusterQueue and flavors keep a finalizer until no workload uses them.
+  kubectl delete -f "$root/hack/demo/queues.yaml" --ignore-not-found --timeout=60s >/dev/null
+}
+if [[ ${1:-} == clean ]]; then clean; exit 0; fi
 
 "$root/hack/cluster.sh" up
 "$root/hack/cluster.sh" muster
 echo ">> applying the demo queues (hack/demo/queues.yaml)"
 kubectl apply -f "$root/hack/demo/queues.yaml" >/dev/null
-kubectl delete job train-a train-b --ignore-not-found --wait=false >/dev/null
+# Jobs of an earlier run are gone before the new ones are created.
+kubectl delete job train-a train-b --ignore-not-found --timeout=60s >/dev/null
 echo ">> submitting two Jobs of 16 workers x 1 GPU on 24 GPUs"
 "$root/hack/demo/training-job.sh" train-a team 15s | kubectl apply -f - >/dev/null
 sleep 1
@@ -69,7 +83,8 @@ for (( i = 0; i < 60; i++ )); do
   if [[ $state == True && $ray == ready ]]; then
     echo
     echo ">> the PyTorchJob ran whole and succeeded; the RayCluster is ready (on the h100 flavor while the PyTorchJob held a100)."
-    echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: make cluster-down"
+    down="make cluster-down"; [[ -n ${MUSTER_RUN_DIR:-} ]] && down="MUSTER_RUN_DIR=$run make cluster-down"
+    echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: $down"
     exit 0
   fi
   sleep 3
