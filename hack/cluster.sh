@@ -17,7 +17,8 @@
 # 127.0.0.1 and overridable: ETCD_PORT (and ETCD_PORT+10 for peers), API_PORT,
 # WEBHOOK_PORT (and WEBHOOK_PORT+1 for the training operator),
 # MUSTER_PROBE_PORT, MUSTER_METRICS_PORT; the other processes listen on none
-# or on ephemeral ports.
+# or on ephemeral ports. MUSTER_LOG_LEVEL (default info; 2 for debug) sets
+# Muster's verbosity.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -190,8 +191,28 @@ internalCertManagement:
 CONFIG
   stop muster
   say "starting Muster (logs: $run/logs/muster.log)"
-  start muster "$root/bin/muster" --config "$run/muster-config.yaml" --kubeconfig "$kubeconfig"
+  start muster "$root/bin/muster" --config "$run/muster-config.yaml" --kubeconfig "$kubeconfig" \
+    --zap-time-encoding=rfc3339nano --zap-log-level="${MUSTER_LOG_LEVEL:-info}"
   wait_for "Muster ready" 60 curl -sf "http://127.0.0.1:$probe_port/readyz"
+  # Ready means serving webhooks; the controllers and the scheduler run only
+  # once Muster leads (at once on a new cluster, after the lease expires if
+  # an earlier Muster died holding it). Jobs created before then all get
+  # their Workloads at the same moment, in no particular order.
+  wait_for "Muster to lead and start its controllers" 60 muster_leads
+}
+
+# muster_leads: whether Muster holds the leader lease (its metrics), has
+# rebuilt its scheduler and runs the workers of its Job and Workload
+# controllers, their caches synced (its log, which starts empty with each
+# process).
+muster_leads() {
+  local metrics log=$run/logs/muster.log c
+  metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || return 1
+  grep -q '^leader_election_master_status{name="muster.dev"} 1' <<<"$metrics" || return 1
+  grep -q '"msg":"Started scheduler"' "$log" || return 1
+  for c in batch-job workload; do
+    grep -Eq "\"msg\":\"Starting workers\".*\"controller\":\"$c\"" "$log" || return 1
+  done
 }
 
 operator_cert_generated() {
