@@ -153,6 +153,10 @@ cluster-down: ## Stop the local cluster's processes.
 demo: ## Local cluster + Muster + two 16-worker Jobs on 24 GPUs, admitted whole one after the other.
 	hack/demo.sh
 
+.PHONY: demo-cold
+demo-cold: ## The demo on a cluster created from nothing (fresh MUSTER_RUN_DIR, default .run/cold: new etcd, no CRDs), then its objects deleted; the cluster stays up.
+	hack/demo-cold.sh
+
 .PHONY: test-e2e
 test-e2e: ## Run the end-to-end suite against the local cluster (started if needed).
 	hack/cluster.sh up

@@ -13,8 +13,12 @@
 #   hack/cluster.sh status    what runs
 #
 # Everything lives under $MUSTER_RUN_DIR (default .run/cluster): pki/,
-# logs/, pids/ and kubeconfig. Ports are on 127.0.0.1 and overridable:
-# ETCD_PORT, API_PORT, WEBHOOK_PORT, MUSTER_PROBE_PORT, MUSTER_METRICS_PORT.
+# logs/, pids/, kubeconfig and kubectl's discovery cache. Ports are on
+# 127.0.0.1 and overridable: ETCD_PORT (and ETCD_PORT+10 for peers), API_PORT,
+# WEBHOOK_PORT (and WEBHOOK_PORT+1 for the training operator),
+# MUSTER_PROBE_PORT, MUSTER_METRICS_PORT; the other processes listen on none
+# or on ephemeral ports. MUSTER_LOG_LEVEL (default info; 2 for debug) sets
+# Muster's verbosity.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +31,9 @@ probe_port=${MUSTER_PROBE_PORT:-28081}
 metrics_port=${MUSTER_METRICS_PORT:-28080}
 token=muster-local-admin-token
 kubeconfig=$run/kubeconfig
-kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" "$@"; }
+# kubectl's discovery cache is per run directory: a cluster created again on
+# the same port never sees the API groups of an earlier one.
+kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" --cache-dir "$run/kube-cache" "$@"; }
 say() { printf '>> %s\n' "$*" >&2; }
 
 # start NAME CMD...: runs CMD in the background, logging to logs/NAME.log.
@@ -49,6 +55,27 @@ wait_for() {
   done
   say "timed out waiting for $what; logs are in $run/logs"
   return 1
+}
+
+# established CRD...: whether every named CRD (customresourcedefinition.../x)
+# has its Established condition True. A CRD applied a moment ago has no
+# status yet, so `kubectl wait --for condition=established` can fail on it
+# outright (".status.conditions accessor error: <nil>"); this is retried.
+established() {
+  local crd
+  for crd in "$@"; do
+    [[ $(kubectl get "$crd" -o 'jsonpath={.status.conditions[?(@.type=="Established")].status}') == True ]] || return 1
+  done
+}
+
+# apply_crds FILE|DIR...: applies CRDs server-side and waits until the API
+# server serves every one of them.
+apply_crds() {
+  local args=() names f
+  for f in "$@"; do args+=(-f "$f"); done
+  names=$(kubectl apply --server-side --force-conflicts -o name "${args[@]}")
+  # shellcheck disable=SC2086 # one name per word
+  wait_for "the CRDs in $* to be established" 60 established $names
 }
 
 stop() {
@@ -130,6 +157,7 @@ up() {
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 0 \
     --config "$root/hack/cluster/kwok-stages.yaml"
   "$root/hack/cluster/nodes.sh" | kubectl apply -f - >/dev/null
+  # Retried: nodes just created have no conditions until kwok sets them.
   wait_for "nodes Ready" 60 kubectl wait --for=condition=Ready nodes --all --timeout=1s
   say "cluster up: export KUBECONFIG=$kubeconfig"
 }
@@ -140,8 +168,7 @@ muster() {
   (cd "$root" && go build -o "$root/bin/muster" ./cmd/muster)
   make -s -C "$root" job-crds
   say "installing Muster's CRDs and webhooks"
-  kubectl apply --server-side --force-conflicts -f "$root/config/crd/bases" >/dev/null
-  kubectl wait --for condition=established --timeout=60s -f "$root/config/crd/bases" >/dev/null
+  apply_crds "$root/config/crd/bases"
   kubectl create namespace muster-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   kubectl kustomize "$root/config/webhook" | (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$webhook_port" -ca "$run/pki/ca.crt") \
     | kubectl apply -f - >/dev/null
@@ -167,8 +194,32 @@ internalCertManagement:
 CONFIG
   stop muster
   say "starting Muster (logs: $run/logs/muster.log)"
-  start muster "$root/bin/muster" --config "$run/muster-config.yaml" --kubeconfig "$kubeconfig"
+  start muster "$root/bin/muster" --config "$run/muster-config.yaml" --kubeconfig "$kubeconfig" \
+    --zap-time-encoding=rfc3339nano --zap-log-level="${MUSTER_LOG_LEVEL:-info}"
   wait_for "Muster ready" 60 curl -sf "http://127.0.0.1:$probe_port/readyz"
+  # Ready means serving webhooks; the controllers and the scheduler run only
+  # once Muster leads (at once on a new cluster, after the lease expires if
+  # an earlier Muster died holding it). Jobs created before then all get
+  # their Workloads at the same moment, in no particular order.
+  wait_for "Muster to lead and start its controllers" 60 muster_leads
+}
+
+# muster_leads: whether Muster holds the leader lease (its metrics), has
+# rebuilt its scheduler and runs the workers of its Job and Workload
+# controllers, their caches synced (its log, which starts empty with each
+# process).
+muster_leads() {
+  local metrics log=$run/logs/muster.log c
+  metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || return 1
+  grep -q '^leader_election_master_status{name="muster.dev"} 1' <<<"$metrics" || return 1
+  grep -q '"msg":"Started scheduler"' "$log" || return 1
+  for c in batch-job workload; do
+    grep -Eq "\"msg\":\"Starting workers\".*\"controller\":\"$c\"" "$log" || return 1
+  done
+}
+
+operator_cert_generated() {
+  [[ -n $(kubectl -n kubeflow get secret training-operator-webhook-cert -o 'jsonpath={.data.tls\.crt}') ]]
 }
 
 operators() {
@@ -176,12 +227,11 @@ operators() {
   say "building the training and KubeRay operators from Go modules"
   "$root/hack/build-tools.sh" "$bin" training-operator kuberay-operator
   make -s -C "$root" job-crds
-  kubectl apply --server-side --force-conflicts -f "$root/bin/crds/pytorchjob" -f "$root/bin/crds/raycluster" >/dev/null
-  kubectl wait --for condition=established --timeout=60s -f "$root/bin/crds/pytorchjob" -f "$root/bin/crds/raycluster" >/dev/null
   local ray; ray=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)
-  # The KubeRay operator also watches RayJobs and RayServices.
-  kubectl apply --server-side --force-conflicts -f "$ray/config/crd/bases/ray.io_rayjobs.yaml" \
-    -f "$ray/config/crd/bases/ray.io_rayservices.yaml" >/dev/null
+  # The KubeRay operator also watches RayJobs and RayServices; neither
+  # operator starts its controllers unless its CRDs are served.
+  apply_crds "$root/bin/crds/pytorchjob" "$root/bin/crds/raycluster" \
+    "$ray/config/crd/bases/ray.io_rayjobs.yaml" "$ray/config/crd/bases/ray.io_rayservices.yaml"
   kubectl create namespace kubeflow --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   # The training operator rotates its webhook certificate into this Secret
   # and will not start without it.
@@ -198,10 +248,14 @@ operators() {
   # Its certificate controller expects the Secret mounted at a fixed path,
   # as in a pod; on loopback, copy it there once generated.
   local certs=/tmp/k8s-webhook-server/serving-certs
-  wait_for "training-operator certificate" 60 sh -c "'$bin/kubectl' --kubeconfig '$kubeconfig' -n kubeflow get secret training-operator-webhook-cert -o jsonpath='{.data.tls\\.crt}' | grep -q ."
+  wait_for "training-operator certificate" 60 operator_cert_generated
+  # That path is fixed, so it is shared by every local cluster on this
+  # machine; each file is replaced whole (the operator only needs them to
+  # exist: it serves no webhooks here).
   mkdir -p "$certs"
   for f in tls.crt tls.key; do
-    kubectl -n kubeflow get secret training-operator-webhook-cert -o jsonpath="{.data.${f/./\\.}}" | base64 -d >"$certs/$f"
+    kubectl -n kubeflow get secret training-operator-webhook-cert -o jsonpath="{.data.${f/./\\.}}" | base64 -d >"$certs/$f.$$"
+    mv -f "$certs/$f.$$" "$certs/$f"
   done
   start kuberay-operator "$bin/kuberay-operator" --kubeconfig "$kubeconfig" --enable-leader-election=false \
     --metrics-addr 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0

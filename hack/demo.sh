@@ -3,16 +3,37 @@
 # and two 16-worker training Jobs. kube-scheduler alone would bind some
 # workers of each and deadlock; Muster admits each Job whole, one after the
 # other. The view refreshes until both Jobs have succeeded.
+#
+#   hack/demo.sh         the demo (cluster started if needed; it stays up)
+#   hack/demo.sh clean   delete the demo's objects, leaving the cluster up
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 run=${MUSTER_RUN_DIR:-$root/.run/cluster}
-kubectl() { "$root/bin/k8s/kubectl" --kubeconfig "$run/kubeconfig" "$@"; }
+kubectl() { "$root/bin/k8s/kubectl" --kubeconfig "$run/kubeconfig" --cache-dir "$run/kube-cache" "$@"; }
+
+clean() {
+  echo ">> deleting the demo's jobs and queues"
+  kubectl delete -n default raycluster ray-demo --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete -n default pytorchjob pt-demo --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
+  kubectl delete -n default job train-a train-b --ignore-not-found --timeout=60s >/dev/null
+  # The ClusterQueue and flavors keep a finalizer until no workload uses them.
+  kubectl delete -f "$root/hack/demo/queues.yaml" --ignore-not-found --timeout=60s >/dev/null
+}
+if [[ ${1:-} == clean ]]; then clean; exit 0; fi
+
+# admitted_at JOB: when the Workload of a job in default got its quota
+# (QuotaReserved True), as RFC 3339 (to the second); empty while it has none.
+admitted_at() {
+  kubectl get workloads -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{range .status.conditions[*]}{" "}{.type}={.status}@{.lastTransitionTime}{end}{"\n"}{end}' 2>/dev/null |
+    awk -v job="$1" '$1==job { for (i = 2; i <= NF; i++) if ($i ~ /^QuotaReserved=True@/) { sub(/^QuotaReserved=True@/, "", $i); print $i; exit } }'
+}
 
 "$root/hack/cluster.sh" up
 "$root/hack/cluster.sh" muster
 echo ">> applying the demo queues (hack/demo/queues.yaml)"
 kubectl apply -f "$root/hack/demo/queues.yaml" >/dev/null
-kubectl delete job train-a train-b --ignore-not-found --wait=false >/dev/null
+# Jobs of an earlier run are gone before the new ones are created.
+kubectl delete job train-a train-b --ignore-not-found --timeout=60s >/dev/null
 echo ">> submitting two Jobs of 16 workers x 1 GPU on 24 GPUs"
 "$root/hack/demo/training-job.sh" train-a team 15s | kubectl apply -f - >/dev/null
 sleep 1
@@ -38,8 +59,11 @@ view() {
   done
 }
 
+told_why=""  # the Jobs seen waiting with a reason (QuotaReserved False)
 for (( i = 0; i < 120; i++ )); do
   view
+  told_why+=$(kubectl get workloads -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{" "}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' 2>/dev/null |
+    awk '$2=="False" {printf " %s", $1}')
   done_jobs=$(kubectl get jobs train-a train-b -n default -o jsonpath='{range .items[*]}{.status.succeeded}{" "}{end}' 2>/dev/null)
   if [[ $done_jobs == "16 16 " ]]; then
     echo
@@ -50,11 +74,30 @@ for (( i = 0; i < 120; i++ )); do
 done
 [[ $done_jobs == "16 16 " ]] || { echo ">> the Jobs did not finish in time; logs are in $run/logs" >&2; exit 1; }
 
+# First come, first served: train-a was created a second before train-b, so
+# it must have been admitted first.
+a=$(admitted_at train-a) b=$(admitted_at train-b)
+echo ">> train-a got its quota at $a, train-b at $b"
+if [[ -z $a || -z $b || ! $a < $b ]]; then
+  echo ">> FIFO violated: train-b, created after train-a, was admitted first (or at the same time); logs are in $run/logs" >&2
+  exit 1
+fi
+# ...and train-b, waiting for train-a's GPUs, said why.
+if [[ " $told_why " != *" train-b "* ]]; then
+  echo ">> train-b waited for ~15s without a pending reason (QuotaReserved False) in any view; logs are in $run/logs" >&2
+  exit 1
+fi
+
 echo
 echo ">> now a PyTorchJob (1 master + 15 workers) and a RayCluster (head + 4 workers x 2 GPUs), with their operators"
 "$root/hack/cluster.sh" operators
 kubectl delete -f "$root/hack/demo/pytorchjob.yaml" -f "$root/hack/demo/raycluster.yaml" --ignore-not-found >/dev/null
-kubectl apply -f "$root/hack/demo/pytorchjob.yaml" -f "$root/hack/demo/raycluster.yaml" >/dev/null
+# One after the other: submitted together, whichever Workload reaches the
+# scheduler first is admitted alone, and a RayCluster admitted first would
+# take 8 of the 16 a100 GPUs the PyTorchJob needs on one flavor.
+kubectl apply -f "$root/hack/demo/pytorchjob.yaml" >/dev/null
+for (( i = 0; i < 100; i++ )); do [[ -n $(admitted_at pt-demo) ]] && break; sleep 0.3; done
+kubectl apply -f "$root/hack/demo/raycluster.yaml" >/dev/null
 for (( i = 0; i < 60; i++ )); do
   echo "---- $(date +%T) ----------------------------------------------------------"
   kubectl get workloads -n default 2>/dev/null | grep -v train-
@@ -69,7 +112,8 @@ for (( i = 0; i < 60; i++ )); do
   if [[ $state == True && $ray == ready ]]; then
     echo
     echo ">> the PyTorchJob ran whole and succeeded; the RayCluster is ready (on the h100 flavor while the PyTorchJob held a100)."
-    echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: make cluster-down"
+    down="make cluster-down"; [[ -n ${MUSTER_RUN_DIR:-} ]] && down="MUSTER_RUN_DIR=$run make cluster-down"
+    echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: $down"
     exit 0
   fi
   sleep 3

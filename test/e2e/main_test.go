@@ -20,9 +20,15 @@ import (
 var c client.Client
 
 func TestMain(m *testing.M) {
+	// The cluster of hack/cluster.sh: its run directory is MUSTER_RUN_DIR
+	// (default .run/cluster), unless MUSTER_KUBECONFIG names a kubeconfig.
 	path := os.Getenv("MUSTER_KUBECONFIG")
 	if path == "" {
-		path = filepath.Join(framework.RepoRoot(), ".run", "cluster", "kubeconfig")
+		run := os.Getenv("MUSTER_RUN_DIR")
+		if run == "" {
+			run = filepath.Join(framework.RepoRoot(), ".run", "cluster")
+		}
+		path = filepath.Join(run, "kubeconfig")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
