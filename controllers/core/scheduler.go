@@ -74,6 +74,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.rebuild(ctx); err != nil {
 		return fmt.Errorf("rebuilding the scheduling cache: %w", err)
 	}
+	s.settle(ctx)
 	logger.Info("Started scheduler")
 	go s.reasons.run(ctx, 2)
 	for s.state.Queues.Wait(ctx) {
@@ -81,6 +82,35 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	s.drain()
 	return nil
+}
+
+// After a start, the first cycle waits until no new workload has been
+// queued for settleQuiet, at most settleMax.
+const (
+	settleQuiet = 500 * time.Millisecond
+	settleMax   = 5 * time.Second
+)
+
+// settle holds the first cycle while the job reconcilers create the
+// Workloads of jobs that existed before Muster (re)started: they do so
+// several at a time, in no order, and a cycle run on the first to arrive
+// would admit it ahead of older jobs whose Workloads come a moment later.
+// Once they are all queued, their jobs' creation times order them.
+func (s *Scheduler) settle(ctx context.Context) {
+	deadline := s.clock.Now().Add(settleMax)
+	last := s.state.Queues.Inserts()
+	for s.clock.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.clock.After(settleQuiet):
+		}
+		n := s.state.Queues.Inserts()
+		if n == last {
+			return
+		}
+		last = n
+	}
 }
 
 // drain waits for the admission writes in flight.

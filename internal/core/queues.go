@@ -34,6 +34,8 @@ type Queues struct {
 	// only by preempting; it is forgotten when the workload changes or
 	// leaves.
 	needsPreemption map[string]time.Time
+	// inserts counts the workloads queued that were not queued before.
+	inserts uint64
 }
 
 // NewQueues returns empty queues.
@@ -323,7 +325,16 @@ func (q *Queues) count(wl *Workload, n int) {
 	}
 }
 
+// Inserts counts the workloads ever queued that were not queued before: the
+// scheduler watches it settle after a start.
+func (q *Queues) Inserts() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.inserts
+}
+
 func (q *Queues) insert(wl *Workload) {
+	q.inserts++
 	q.count(wl, 1)
 	cq, ok := q.localQueues[localQueueKey(wl)]
 	pq := q.queues[cq]

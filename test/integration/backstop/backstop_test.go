@@ -126,3 +126,25 @@ func createWorkloadOf(t *testing.T, j *batchv1.Job) {
 	g.Expect(controllerutil.SetControllerReference(j, wl, env.Scheme)).To(Succeed())
 	g.Expect(env.Client.Create(context.Background(), wl)).To(Succeed())
 }
+
+// TestJobsWaitingForAStartKeepTheirOrder: jobs that exist when Muster
+// starts get their Workloads from several reconcilers at once, in no order;
+// the scheduler's first cycle waits for them to settle, so the oldest job
+// is admitted, not whichever Workload came first.
+func TestJobsWaitingForAStartKeepTheirOrder(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := setup(t)
+	var jobs []*batchv1.Job
+	for _, name := range []string{"oldest", "second", "third", "fourth"} {
+		j := MakeJob(name, ns).Queue("main").Suspend(true).Request(gpu, "2").Obj()
+		g.Expect(env.Client.Create(ctx, j)).To(Succeed())
+		jobs = append(jobs, j)
+		time.Sleep(1100 * time.Millisecond) // creation timestamps have 1 s resolution
+	}
+	env.StartManager(t)
+	expectGated(t, jobs[0], true)
+	for _, j := range jobs[1:] {
+		expectGated(t, j, false)
+	}
+}
