@@ -98,6 +98,20 @@ func (r *reasonWriter) set(key, msg string) {
 	}
 }
 
+// retry writes a workload's latest reason again after the grace period.
+func (r *reasonWriter) retry(key string) {
+	r.mu.Lock()
+	_, wanted := r.latest[key]
+	due := wanted && !r.queued[key]
+	if due {
+		r.queued[key] = true
+	}
+	r.mu.Unlock()
+	if due {
+		r.queue.AddAfter(key, reasonGrace)
+	}
+}
+
 // forget drops a workload that was admitted or is gone.
 func (r *reasonWriter) forget(key string) {
 	r.mu.Lock()
@@ -162,10 +176,17 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	if err := r.wait(ctx); err != nil || !r.wanted(key) {
 		return
 	}
-	if err := setPending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg); err != nil {
+	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg)
+	if err != nil {
 		if ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", key)
 		}
+		return
+	}
+	if !done {
+		// The workload changed under the write: try again on its new
+		// version, or the reason would wait for a different one.
+		r.retry(key)
 		return
 	}
 	r.mu.Lock()

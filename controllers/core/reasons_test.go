@@ -2,13 +2,16 @@ package core
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,5 +66,35 @@ func TestReasonWriter(t *testing.T) {
 	}
 	if writes["waiting"] != 1 || writes["admitted"] != 0 {
 		t.Fatalf("writes = %v, want one for the waiting workload and none for the admitted one", writes)
+	}
+}
+
+// A reason whose write conflicts (the workload changed under it) is written
+// again on the new version, not dropped until the reason changes.
+func TestReasonRetriedAfterAConflict(t *testing.T) {
+	wl := gpuWorkload("w", 0, "1")
+	conflicts := 1
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(wl).WithStatusSubresource(wl).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				if conflicts > 0 {
+					conflicts--
+					return apierrors.NewConflict(schema.GroupResource{Resource: "workloads"}, obj.GetName(), errors.New("injected"))
+				}
+				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+			},
+		}).Build()
+	r := newReasonWriter(c, clock.RealClock{}, 50)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.run(ctx, 1)
+	r.set("ns/w", "waiting for quota")
+	time.Sleep(2*reasonGrace + 500*time.Millisecond)
+	var got musterv1beta1.Workload
+	if err := c.Get(ctx, client.ObjectKeyFromObject(wl), &got); err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond == nil || cond.Message != "waiting for quota" {
+		t.Fatalf("pending reason = %+v after a conflicting first write", cond)
 	}
 }

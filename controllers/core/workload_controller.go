@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -88,11 +89,19 @@ func (r *WorkloadReconciler) reportMissingQueue(ctx context.Context, wl *musterv
 }
 
 // setPending writes QuotaReserved=False with a reason, unless the workload
-// already says exactly that: unchanged reasons cost no API write.
+// already says exactly that: unchanged reasons cost no API write. A write
+// onto a stale version is skipped: the newer version is reconciled anyway.
 func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string) error {
+	_, err := writePending(ctx, c, wl, reason, msg)
+	return err
+}
+
+// writePending is setPending reporting whether the workload now says it:
+// false when the write was skipped on a stale or deleted workload.
+func writePending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string) (bool, error) {
 	if cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond != nil &&
 		cond.Status == metav1.ConditionFalse && cond.Reason == reason && cond.Message == msg {
-		return nil
+		return true, nil
 	}
 	orig := wl.DeepCopy()
 	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
@@ -101,11 +110,10 @@ func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload
 	})
 	err := c.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-		// A newer version is on its way to us; it will be reconciled.
-		log.FromContext(ctx).V(2).Info("Skipped pending reason on a stale workload", "workload", client.ObjectKeyFromObject(wl))
-		return nil
+		log.FromContext(ctx).V(2).Info("Skipped pending reason on a stale workload", "workload", klog.KObj(wl))
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 // SetupWithManager registers the reconciler.

@@ -117,8 +117,8 @@ func withTotals(n *NoFit, cq *ClusterQueue, wl *Workload) *NoFit {
 	}
 	n.Totals = Requests{}
 	for _, r := range n.Reasons {
-		if r.Resource == "" {
-			continue
+		if _, counted := n.Totals[r.Resource]; r.Resource == "" || counted {
+			continue // short in several flavors, it is still one total
 		}
 		for i := range wl.PodSets {
 			n.Totals[r.Resource] += podSetTotal(cq, &wl.PodSets[i])[r.Resource]

@@ -174,3 +174,17 @@ func TestMessageNamesTheWholeWorkload(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 }
+
+// Short of GPUs in two flavors, the whole workload still needs 16, not 32.
+func TestWholeWorkloadTotalCountsAResourceOnce(t *testing.T) {
+	c := cacheWith([]*ClusterQueue{gpuQueue("cq", gpus("a100", 8), gpus("h100", 8))}, "a100", "h100")
+	s := c.Snapshot()
+	w := &Workload{Key: "ns/w", PodSets: []PodSet{
+		{Name: "master", Count: 1, Requests: Requests{"nvidia.com/gpu": 1}},
+		{Name: "worker", Count: 15, Requests: Requests{"nvidia.com/gpu": 1}},
+	}}
+	_, _, noFit := Assign(s, s.Queue("cq"), w)
+	if msg := noFit.Message(); !strings.Contains(msg, "the whole workload needs 16 nvidia.com/gpu") {
+		t.Errorf("message %q", msg)
+	}
+}
