@@ -210,7 +210,7 @@ CONFIG
 # process).
 muster_leads() {
   local metrics log=$run/logs/muster.log c
-  metrics=$(curl -sf "http://127.0.0.1:$metrics_port/metrics") || return 1
+  metrics=$(curl -skf -H "Authorization: Bearer $token" "https://127.0.0.1:$metrics_port/metrics") || return 1
   grep -q '^leader_election_master_status{name="muster.dev"} 1' <<<"$metrics" || return 1
   grep -q '"msg":"Started scheduler"' "$log" || return 1
   for c in batch-job workload; do

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,18 +26,11 @@ func (r *Reconciler[T]) releaseDeleted(ctx context.Context, job GenericJob, wl *
 	if _, _, finished := job.Finished(); finished || !holdsQuota(wl) {
 		return r.removeFinalizer(ctx, wl)
 	}
-	obj := job.Object()
-	if !job.IsSuspended() {
-		return r.suspend(ctx, job, wl)
-	}
-	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
-		return r.client.Status().Update(ctx, obj)
-	}
-	if job.RestorePodSetsInfo(originalPodSetInfos(wl)) {
-		return r.client.Update(ctx, obj)
+	if wrote, err := r.suspendAndRestore(ctx, job, wl); wrote || err != nil {
+		return err
 	}
 	if job.IsActive() {
-		log.FromContext(ctx).V(2).Info("Waiting for the pods of a deleted workload to stop", "workload", client.ObjectKeyFromObject(wl))
+		log.FromContext(ctx).V(2).Info("Waiting for the pods of a deleted workload to stop", "workload", klog.KObj(wl))
 		return nil
 	}
 	return r.removeFinalizer(ctx, wl)
@@ -61,7 +55,7 @@ func (r *Reconciler[T]) removeFinalizer(ctx context.Context, wl *musterv1beta1.W
 	controllerutil.RemoveFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
 	err := r.client.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	if err == nil {
-		log.FromContext(ctx).V(2).Info("Released the quota of a deleted workload", "workload", client.ObjectKeyFromObject(wl))
+		log.FromContext(ctx).V(2).Info("Released the quota of a deleted workload", "workload", klog.KObj(wl))
 	}
 	return client.IgnoreNotFound(err)
 }

@@ -268,20 +268,30 @@ func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1b
 // the API server accepts a new pod placement only on a job that is already
 // suspended and whose startTime is cleared.
 func (r *Reconciler[T]) stop(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
-	obj := job.Object()
-	if !job.IsSuspended() {
-		return r.suspend(ctx, job, wl)
-	}
-	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
-		return r.client.Status().Update(ctx, obj)
-	}
-	if job.RestorePodSetsInfo(originalPodSetInfos(wl)) {
-		return r.client.Update(ctx, obj)
+	if wrote, err := r.suspendAndRestore(ctx, job, wl); wrote || err != nil {
+		return err
 	}
 	if wl.Status.Admission != nil && !job.IsActive() {
 		return r.requeue(ctx, wl)
 	}
 	return nil
+}
+
+// suspendAndRestore takes a job one write towards stopped with its
+// original placement (suspended, status cleaned up, placement restored),
+// reporting whether it wrote; false means it is there.
+func (r *Reconciler[T]) suspendAndRestore(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) (bool, error) {
+	obj := job.Object()
+	if !job.IsSuspended() {
+		return true, r.suspend(ctx, job, wl)
+	}
+	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
+		return true, r.client.Status().Update(ctx, obj)
+	}
+	if job.RestorePodSetsInfo(originalPodSetInfos(wl)) {
+		return true, r.client.Update(ctx, obj)
+	}
+	return false, nil
 }
 
 // suspend stops a running job; the next reconcile restores its placement.
