@@ -4,7 +4,6 @@ import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,6 +62,11 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 	if gated, err := w.gated(ctx, obj); !gated || err != nil {
 		return err
 	}
+	return w.validateShape(obj)
+}
+
+// validateShape applies the kind's own rules to a gated job.
+func (w *JobWebhook[T]) validateShape(obj T) error {
 	v, ok := w.kind.Adapt(obj).(jobframework.JobWithValidation)
 	if !ok {
 		return nil
@@ -79,8 +83,10 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 	if managed, err := w.opts.Manages(ctx, w.reader, newObj.GetNamespace()); !managed || err != nil {
 		return nil, err
 	}
-	if err := w.validateQueued(ctx, newObj); err != nil {
-		return nil, err
+	if jobframework.QueueName(newObj, w.opts) != "" {
+		if err := w.validateShape(newObj); err != nil {
+			return nil, err
+		}
 	}
 	oldQueue, newQueue := jobframework.QueueName(oldObj, w.opts), jobframework.QueueName(newObj, w.opts)
 	if oldQueue == newQueue || oldQueue == "" {
@@ -110,5 +116,5 @@ func (w *JobWebhook[T]) holdsQuota(ctx context.Context, obj T) (bool, error) {
 	if err := w.reader.Get(ctx, key, &wl); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	return wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished), nil
+	return jobframework.HoldsQuota(&wl), nil
 }

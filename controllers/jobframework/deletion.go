@@ -23,7 +23,7 @@ import (
 // the Workload go. A Workload that holds no quota goes at once; the job then
 // gets a new Workload and queues again.
 func (r *Reconciler[T]) releaseDeleted(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
-	if _, _, finished := job.Finished(); finished || !holdsQuota(wl) {
+	if _, _, finished := job.Finished(); finished || !HoldsQuota(wl) {
 		return r.removeFinalizer(ctx, wl)
 	}
 	if wrote, err := r.suspendAndRestore(ctx, job, wl); wrote || err != nil {
@@ -64,8 +64,8 @@ func isFinished(wl *musterv1beta1.Workload) bool {
 	return meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished)
 }
 
-// holdsQuota reports whether the Workload reserves quota: admitted and not
+// HoldsQuota reports whether the Workload reserves quota: admitted and not
 // finished.
-func holdsQuota(wl *musterv1beta1.Workload) bool {
+func HoldsQuota(wl *musterv1beta1.Workload) bool {
 	return wl.Status.Admission != nil && !isFinished(wl)
 }

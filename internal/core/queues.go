@@ -175,10 +175,8 @@ func (q *Queues) Forget(key string) {
 	defer q.mu.Unlock()
 	cq, ok := q.where[key]
 	q.delete(key)
-	if pq := q.queues[cq]; ok && pq != nil {
-		pq.unparkDue = true
-		q.unparks++
-		q.notify()
+	if ok && cq != "" {
+		q.unpark(cq)
 	}
 }
 
@@ -187,12 +185,17 @@ func (q *Queues) Forget(key string) {
 func (q *Queues) Unpark(clusterQueues ...string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.unparks++
 	if len(clusterQueues) == 0 {
-		for _, pq := range q.queues {
-			pq.unparkDue = true
+		for name := range q.queues {
+			clusterQueues = append(clusterQueues, name)
 		}
 	}
+	q.unpark(clusterQueues...)
+}
+
+// unpark marks the named queues' parked workloads due for another chance.
+func (q *Queues) unpark(clusterQueues ...string) {
+	q.unparks++
 	for _, name := range clusterQueues {
 		if pq, ok := q.queues[name]; ok {
 			pq.unparkDue = true

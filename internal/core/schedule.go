@@ -189,24 +189,19 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {
 			// Waiting may be enough: what frees in its queue is kept for
 			// it, and nobody is evicted if enough frees in time.
-			c.holdRoom(q, wl, adm)
-			c.block(q, wl)
-			return Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait, Message: fmt.Sprintf(
-				"waiting for quota to free before preempting (%s at most): %s", wait.Round(time.Second), noFit.Message())}, false
+			return c.hold(q, wl, adm, Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait, Message: fmt.Sprintf(
+				"waiting for quota to free before preempting (%s at most): %s", wait.Round(time.Second), noFit.Message())}), false
 		}
 		if d, ok := c.preempt(s, q, wl, adm); ok {
 			c.block(q, wl)
 			c.holdRoom(q, wl, adm)
 			return d, false
 		}
-		if c.holdsFor(q, wl) {
+		if holdsWithoutVictims(q) {
 			// No victims, and a borrower that took the room might never
 			// be reclaimable: what is freed in its queue is kept for it.
 			// It is not parked, so it holds the room every cycle.
-			c.holdRoom(q, wl, adm)
-			c.block(q, wl)
-			msg := "waiting for quota: " + noFit.Message()
-			return Decision{Workload: wl, Message: msg}, false
+			return c.hold(q, wl, adm, Decision{Workload: wl, Message: "waiting for quota: " + noFit.Message()}), false
 		}
 	}
 	c.block(q, wl)
@@ -229,13 +224,21 @@ func preemptionWait(s *Snapshot, wl *Workload) time.Duration {
 	return max(0, since.Add(s.preemptionDelay).Sub(s.now))
 }
 
-// holdsFor says whether room is held for a workload that needs preemption
-// but has no victims: as in Kueue, when its queue cannot always take back
+// hold keeps the room a waiting preemptor needs for the rest of the cycle
+// and returns its (unparked) decision.
+func (c *cycle) hold(q *QueueSnapshot, wl *Workload, adm *Admission, d Decision) Decision {
+	c.holdRoom(q, wl, adm)
+	c.block(q, wl)
+	return d
+}
+
+// holdsWithoutVictims says whether room is held for a workload that needs
+// preemption but has no victims: as in Kueue, when its queue cannot always take back
 // what it lends (reclaimWithinCohort is not Any), since a borrower that took
 // the room might never be reclaimable. Otherwise nothing is held: what is in
 // its way may run for days, and idling its queue's free quota meanwhile
 // would help nobody.
-func (c *cycle) holdsFor(q *QueueSnapshot, wl *Workload) bool {
+func holdsWithoutVictims(q *QueueSnapshot) bool {
 	return q.Preemption.ReclaimWithinCohort != PreemptAny
 }
 
