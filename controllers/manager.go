@@ -28,9 +28,9 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	corecontrollers "github.com/musterhq/muster/controllers/core"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/webhooks"
 )
 
@@ -169,7 +169,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		return err
 	}
 	wfpr := cfg.WaitForPodsReady
-	coreOpts := corecontrollers.Options{
+	coreOpts := scheduling.Options{
 		FairSharing:     cfg.FairSharing.Enable,
 		PreemptionDelay: ptr.Deref(cfg.PreemptionDelay, metav1.Duration{}).Duration,
 		BlockAdmission:  wfpr.Enable && *wfpr.BlockAdmission,
@@ -177,7 +177,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		RequeueByCreation: ptr.Deref(wfpr.RequeuingStrategy.Timestamp, configv1beta1.EvictionTimestamp) == configv1beta1.CreationTimestamp,
 		Clock:             clk,
 	}
-	if _, err := corecontrollers.Setup(mgr, coreOpts); err != nil {
+	if _, err := scheduling.Setup(mgr, coreOpts); err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
 	}
 	if err := jobs.SetupControllers(context.Background(), mgr, cfg, jobOpts); err != nil {

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/core"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/test/framework"
 )
 
@@ -31,8 +31,8 @@ func TestQueueAndFlavorInUseStayUntilTheirWorkloadsFinish(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(cq), cq)).To(Succeed())
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(rf), rf)).To(Succeed())
-		g.Expect(cq.Finalizers).To(ContainElement(core.InUseFinalizer))
-		g.Expect(rf.Finalizers).To(ContainElement(core.InUseFinalizer))
+		g.Expect(cq.Finalizers).To(ContainElement(scheduling.InUseFinalizer))
+		g.Expect(rf.Finalizers).To(ContainElement(scheduling.InUseFinalizer))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 	g.Expect(env.Client.Delete(ctx, cq)).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, rf)).To(Succeed())

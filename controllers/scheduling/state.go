@@ -1,8 +1,8 @@
-// Package core holds the controllers that feed Muster's scheduling core
+// Package scheduling holds the controllers that feed Muster's scheduling core
 // (internal/core) with ClusterQueues, LocalQueues, ResourceFlavors and
 // Workloads, the scheduler loop that applies its decisions, and the status
 // writers of the queues.
-package core
+package scheduling
 
 import (
 	"context"

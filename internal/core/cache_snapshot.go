@@ -1,0 +1,143 @@
+package core
+
+import (
+	"sort"
+)
+
+// Snapshot copies what one scheduling cycle needs, so the cycle decides
+// without holding the lock while events keep arriving.
+func (c *Cache) Snapshot() *Snapshot {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := &Snapshot{
+		queues:      make(map[string]*QueueSnapshot, len(c.queues)),
+		cohorts:     map[string]*node{},
+		flavors:     make(map[string]*Flavor, len(c.flavors)),
+		lqStop:      make(map[string]StopPolicy, len(c.lqStop)),
+		fairSharing: c.fairSharing,
+
+		preemptionDelay: c.preemptionDelay,
+	}
+	if c.blockAdmission {
+		s.notReady = c.notReady()
+	}
+	for name, f := range c.flavors {
+		s.flavors[name] = f
+	}
+	for k, v := range c.lqStop {
+		s.lqStop[k] = v
+	}
+	for name, cq := range c.queues {
+		leaf := newNode(name, cq.ResourceGroups, cq.Weight)
+		q := &QueueSnapshot{ClusterQueue: cq, node: leaf, Workloads: map[string]*Workload{}, Inactive: c.inactiveReason(cq)}
+		leaf.queue = q
+		s.queues[name] = q
+		if cq.Cohort != "" {
+			attach(leaf, c.cohortNode(s, cq.Cohort))
+		}
+	}
+	for name := range c.cohorts {
+		c.cohortNode(s, name)
+	}
+	cycles := c.linkCohorts(s)
+	for _, n := range s.cohorts {
+		if n.parent == nil {
+			n.computeSubtree()
+		}
+	}
+	for _, q := range s.queues {
+		if q.node.parent == nil {
+			q.node.computeSubtree()
+		}
+		if q.Inactive == "" && q.Cohort != "" && cycles[q.node.root().name] {
+			q.Inactive = "cohort " + q.Cohort + " is part of a cycle of parents"
+		}
+	}
+	for name, q := range s.queues {
+		q.AddUsage(c.usage[name])
+	}
+	c.copyWorkloads(s)
+	return s
+}
+
+// copyWorkloads gives the snapshot the admitted workloads of the queues
+// whose cycle may need them one by one: cohort trees where some queue may
+// preempt, and draining queues. Elsewhere the per-queue totals suffice, so
+// a cycle's cost does not grow with everything admitted.
+func (c *Cache) copyWorkloads(s *Snapshot) {
+	lqDrain := false
+	for _, p := range s.lqStop {
+		lqDrain = lqDrain || p == HoldAndDrain
+	}
+	needed := map[*node]bool{}
+	for _, q := range s.queues {
+		if q.Preemption != (Preemption{}) || q.Stop == HoldAndDrain || lqDrain {
+			needed[q.node.root()] = true
+		}
+	}
+	for root := range needed {
+		for _, q := range root.leaves() {
+			for key, cw := range c.byQueue[q.Name] {
+				q.Workloads[key] = cw.wl
+			}
+		}
+	}
+}
+
+// notReady lists the admitted workloads whose pods are not all ready yet
+// (evicting ones excluded: they are going away).
+func (c *Cache) notReady() []string {
+	var keys []string
+	for key, cw := range c.workloads {
+		if !cw.wl.PodsReady && !cw.wl.Evicting {
+			keys = append(keys, key)
+		}
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// cohortNode returns the snapshot's node of a cohort, creating it (with the
+// Cohort object's quota, if there is one).
+func (c *Cache) cohortNode(s *Snapshot, name string) *node {
+	if n, ok := s.cohorts[name]; ok {
+		return n
+	}
+	var n *node
+	if co, ok := c.cohorts[name]; ok {
+		n = newNode(name, co.ResourceGroups, co.Weight)
+	} else {
+		n = newNode(name, nil, 1000)
+	}
+	s.cohorts[name] = n
+	return n
+}
+
+// linkCohorts attaches cohorts to their parents. A parent link that would
+// close a cycle is cut; it returns the roots whose trees had one.
+func (c *Cache) linkCohorts(s *Snapshot) map[string]bool {
+	cycles := map[string]bool{}
+	names := make([]string, 0, len(c.cohorts))
+	for name := range c.cohorts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		co := c.cohorts[name]
+		if co.Parent == "" {
+			continue
+		}
+		child, parent := s.cohorts[name], c.cohortNode(s, co.Parent)
+		if parent.root() == child {
+			cycles[child.name] = true
+			continue
+		}
+		attach(child, parent)
+	}
+	return cycles
+}
+
+func attach(child, parent *node) {
+	child.parent = parent
+	parent.children = append(parent.children, child)
+}

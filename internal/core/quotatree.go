@@ -1,0 +1,145 @@
+package core
+
+// The quota tree: ClusterQueues are its leaves, cohorts its inner nodes.
+// What a queue may use (available), could use with nothing else admitted
+// (potential) and keeps for itself (guaranteed) is computed here.
+
+import (
+	"sort"
+)
+
+// node is a ClusterQueue (leaf) or a cohort in the quota tree.
+//
+// subtree is what the node's subtree brings to its parent's pool per
+// flavor-resource: its own nominal quota plus, for a cohort, what its
+// children lend. A node with a lendingLimit keeps subtree-lendingLimit for
+// itself ("guaranteed"); only usage beyond that bubbles up to the parent.
+type node struct {
+	name     string
+	parent   *node
+	children []*node
+	queue    *QueueSnapshot // nil for cohorts
+	own      map[FlavorResource]ResourceQuota
+	subtree  Usage
+	usage    Usage
+	weight   int64
+}
+
+func newNode(name string, groups []ResourceGroup, weight int64) *node {
+	n := &node{name: name, own: map[FlavorResource]ResourceQuota{}, subtree: Usage{}, usage: Usage{}, weight: weight}
+	for _, g := range groups {
+		for _, f := range g.Flavors {
+			for res, q := range f.Resources {
+				n.own[FlavorResource{Flavor: f.Flavor, Resource: res}] = q
+			}
+		}
+	}
+	return n
+}
+
+// guaranteed is the part of the node's subtree quota it does not lend.
+func (n *node) guaranteed(fr FlavorResource) int64 {
+	q, ok := n.own[fr]
+	if !ok || q.LendingLimit == nil || n.parent == nil {
+		return 0
+	}
+	return max(0, n.subtree[fr]-*q.LendingLimit)
+}
+
+// computeSubtree fills subtree bottom-up.
+func (n *node) computeSubtree() {
+	for fr, q := range n.own {
+		n.subtree[fr] = q.Nominal
+	}
+	for _, c := range n.children {
+		c.computeSubtree()
+		for fr, v := range c.subtree {
+			n.subtree[fr] += v - c.guaranteed(fr)
+		}
+	}
+}
+
+// addUsage adds (or with a negative delta removes) usage at the node and
+// bubbles to the parents whatever exceeds what each node guarantees itself.
+func (n *node) addUsage(fr FlavorResource, delta int64) {
+	for x := n; x != nil && delta != 0; x = x.parent {
+		g := x.guaranteed(fr)
+		before := max(0, x.usage[fr]-g)
+		x.usage[fr] += delta
+		if x.usage[fr] == 0 {
+			delete(x.usage, fr)
+		}
+		delta = max(0, x.usage[fr]-g) - before
+	}
+}
+
+// available is how much more of fr the node can use: what is left of its
+// guaranteed quota plus what its parent can give, within its borrowing
+// limit.
+func (n *node) available(fr FlavorResource) int64 {
+	if n.parent == nil {
+		return max(0, n.subtree[fr]-n.usage[fr])
+	}
+	g := n.guaranteed(fr)
+	local := max(0, g-n.usage[fr])
+	fromParent := n.parent.available(fr)
+	if q, ok := n.own[fr]; ok && q.BorrowingLimit != nil {
+		inParent := n.subtree[fr] - g
+		usedInParent := max(0, n.usage[fr]-g)
+		fromParent = min(fromParent, inParent-usedInParent+*q.BorrowingLimit)
+	} else if !ok && n.queue != nil {
+		return 0 // a queue has no quota at all for a flavor-resource it doesn't list
+	}
+	return local + max(0, fromParent)
+}
+
+// potential is what the node could use if nothing else in the tree were
+// used: the bound preemption can reach.
+func (n *node) potential(fr FlavorResource) int64 {
+	if n.parent == nil {
+		return n.subtree[fr]
+	}
+	if _, ok := n.own[fr]; !ok && n.queue != nil {
+		return 0
+	}
+	g := n.guaranteed(fr)
+	p := n.parent.potential(fr)
+	if q, ok := n.own[fr]; ok && q.BorrowingLimit != nil {
+		p = min(p, n.subtree[fr]-g+*q.BorrowingLimit)
+	}
+	return g + p
+}
+
+// borrowing reports whether the node uses more of fr than its own subtree
+// quota.
+func (n *node) borrowing(fr FlavorResource) bool { return n.usage[fr] > n.subtree[fr] }
+
+func (n *node) root() *node {
+	r := n
+	for r.parent != nil {
+		r = r.parent
+	}
+	return r
+}
+
+// leaves lists the ClusterQueues under the node, by name.
+func (n *node) leaves() []*QueueSnapshot {
+	if n.queue != nil {
+		return []*QueueSnapshot{n.queue}
+	}
+	var out []*QueueSnapshot
+	for _, c := range n.children {
+		out = append(out, c.leaves()...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// leafNames lists the names of the ClusterQueues under the node.
+func (n *node) leafNames() []string {
+	var out []string
+	for _, l := range n.leaves() {
+		out = append(out, l.Name)
+	}
+	return out
+}
