@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,23 +24,11 @@ import (
 const gpu = corev1.ResourceName("nvidia.com/gpu")
 
 // namespace creates a namespace for one test and deletes it afterwards.
-func namespace(t *testing.T) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "e2e-"}}
-	NewWithT(t).Expect(c.Create(context.Background(), ns)).To(Succeed())
-	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
-	return ns.Name
-}
+func namespace(t *testing.T) string { return framework.NewNamespace(t, c, "e2e", nil) }
 
 func createAll(t *testing.T, objs ...client.Object) {
 	t.Helper()
-	for _, o := range objs {
-		NewWithT(t).Expect(c.Create(context.Background(), o)).To(Succeed(), "%T %s", o, o.GetName())
-	}
-	t.Cleanup(func() {
-		for _, o := range objs {
-			_ = c.Delete(context.Background(), o, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		}
-	})
+	framework.CreateAll(t, c, objs...)
 }
 
 // queues creates flavors for the a100 and h100 nodes and one ClusterQueue

@@ -127,24 +127,13 @@ func (e *Env) EventReasons(g Gomega, ns, jobName string) []string {
 
 // NewNamespace creates a namespace with a generated name and labels, deleted
 // when the test ends.
-func (e *Env) NewNamespace(t *testing.T, prefix string, labels map[string]string) string {
+func (e *Env) NewNamespace(t testing.TB, prefix string, labels map[string]string) string {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels}}
-	NewWithT(t).Expect(e.Client.Create(context.Background(), ns)).To(Succeed())
-	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), ns) })
-	return ns.Name
+	return NewNamespace(t, e.Client, prefix, labels)
 }
 
 // CreateAll creates objects and deletes them when the test ends.
-func (e *Env) CreateAll(t *testing.T, objs ...client.Object) {
+func (e *Env) CreateAll(t testing.TB, objs ...client.Object) {
 	t.Helper()
-	g := NewWithT(t)
-	for _, o := range objs {
-		g.Expect(e.Client.Create(context.Background(), o)).To(Succeed(), "%T %s", o, o.GetName())
-	}
-	t.Cleanup(func() {
-		for _, o := range objs {
-			_ = e.Client.Delete(context.Background(), o)
-		}
-	})
+	CreateAll(t, e.Client, objs...)
 }

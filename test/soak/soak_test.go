@@ -79,7 +79,9 @@ func TestSoak(t *testing.T) {
 	objs = append(objs, MakeResourceFlavor(flavor).Obj(), MakeWorkloadPriorityClass("high-"+ns, 100))
 	env.CreateAll(t, objs...)
 
-	var restarts, samples, violations atomic.Int64
+	var restarts atomic.Int64
+	sampler := &framework.QuotaSampler{Client: env.Client, Namespace: ns, Resource: gpu, PerQueue: limits, Total: 24,
+		Interval: 50 * time.Millisecond}
 	var wg sync.WaitGroup
 	run := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	run(func() { // the manager restarts every restartEvery
@@ -93,7 +95,7 @@ func TestSoak(t *testing.T) {
 			}
 		}
 	})
-	run(func() { sample(ctx, ns, limits, &samples, &violations) })
+	run(func() { sampler.Run(ctx) })
 	run(func() { kubelet(ctx, ns) })
 	run(func() { scribble(ctx, ns) })
 
@@ -127,9 +129,10 @@ func TestSoak(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+	samples, violations, _ := sampler.Result()
 	t.Logf("soak: %d jobs in %s, %d finished, %d pending with a reason, %d other; %d manager restarts; %d samples, %d above quota; %d error-level conflict logs",
-		jobs, time.Since(start).Round(time.Second), finished, pendingWithReason, other, restarts.Load(), samples.Load(), violations.Load(), framework.ConflictErrors())
-	g.Expect(violations.Load()).To(BeZero())
+		jobs, time.Since(start).Round(time.Second), finished, pendingWithReason, other, restarts.Load(), samples, violations, framework.ConflictErrors())
+	sampler.Check(t, 1)
 	g.Expect(other).To(BeZero())
 	g.Expect(finished).To(Equal(jobs))
 }
@@ -152,36 +155,6 @@ func tally(g Gomega, ns string) (finished, pending, other int) {
 		}
 	}
 	return
-}
-
-func sample(ctx context.Context, ns string, limits map[string]int64, samples, violations *atomic.Int64) {
-	for ctx.Err() == nil {
-		var wls musterv1beta1.WorkloadList
-		if env.Client.List(ctx, &wls, client.InNamespace(ns)) == nil {
-			used, total := map[string]int64{}, int64(0)
-			for _, wl := range wls.Items {
-				if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-					continue
-				}
-				for _, psa := range wl.Status.Admission.PodSetAssignments {
-					v := psa.ResourceUsage[gpu]
-					used[string(wl.Status.Admission.ClusterQueue)] += v.Value()
-					total += v.Value()
-				}
-			}
-			samples.Add(1)
-			for cq, n := range used {
-				if n > limits[cq] || total > 24 {
-					violations.Add(1)
-					fmt.Fprintf(os.Stderr, "QUOTA VIOLATION: %v total %d\n", used, total)
-					break
-				}
-			}
-		}
-		// Each sample lists every workload: sampling faster than this
-		// makes the sampler, not Muster, the API server's main load.
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // kubelet completes Jobs that have run for a random 100-500 ms.

@@ -12,9 +12,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,16 +96,15 @@ func TestKubectlGetShowsColumns(t *testing.T) {
 		}
 	}
 
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-"}}
-	g.Expect(env.Client.Create(context.Background(), ns)).To(Succeed())
-	wl := builder.MakeWorkload("shown", ns.Name).Queue("nowhere").Obj()
+	ns := env.NewNamespace(t, "kubectl", nil)
+	wl := builder.MakeWorkload("shown", ns).Queue("nowhere").Obj()
 	g.Expect(env.Client.Create(context.Background(), wl)).To(Succeed())
-	out, err := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns.Name, "-o", "wide").CombinedOutput()
+	out, err := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns, "-o", "wide").CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))
 	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
 	g.Expect(strings.Join(header, " ")).To(Equal("NAME QUEUE RESERVED IN ADMITTED FINISHED AGE PRIORITY MESSAGE"))
 	g.Eventually(func() string {
-		out, _ := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns.Name, "-o", "wide").CombinedOutput()
+		out, _ := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns, "-o", "wide").CombinedOutput()
 		return string(out)
 	}, framework.Timeout, framework.Interval).Should(ContainSubstring("LocalQueue nowhere doesn't exist"), "the wide view says why it waits")
 }

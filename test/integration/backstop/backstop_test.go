@@ -11,7 +11,6 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -29,18 +28,7 @@ func TestMain(m *testing.M) { framework.Main(m, framework.Options{Webhooks: fals
 const gpu = corev1.ResourceName("nvidia.com/gpu")
 
 func setup(t *testing.T) string {
-	g := NewWithT(t)
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "backstop-"}}
-	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
-	for _, o := range []client.Object{
-		MakeResourceFlavor("f-"+ns.Name).NodeLabel("gpu", "a100").Obj(),
-		MakeClusterQueue("cq-" + ns.Name).ResourceGroup(MakeFlavorQuotas("f-"+ns.Name).Resource(gpu, "2").Obj()).Obj(),
-		MakeLocalQueue("main", ns.Name).ClusterQueue("cq-" + ns.Name).Obj(),
-	} {
-		g.Expect(env.Client.Create(ctx, o)).To(Succeed())
-	}
-	return ns.Name
+	return env.NewGPUQueue(t, "backstop", "f", "2").Namespace
 }
 
 // expectGated waits until the job is suspended with a Workload; a job that

@@ -7,8 +7,6 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	. "github.com/musterhq/muster/test/builder"
@@ -27,26 +25,8 @@ type testQueues struct {
 // a ClusterQueue and a LocalQueue feeding it.
 func setupQueues(t *testing.T, gpuQuota string) testQueues {
 	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
-	g.Expect(env.Client.Create(ctx, ns)).To(Succeed())
-	q := testQueues{ns: ns.Name, flavor: "a100-" + ns.Name, cq: "cq-" + ns.Name, lq: "main"}
-	objs := []client.Object{
-		MakeResourceFlavor(q.flavor).NodeLabel("gpu", "a100").Obj(),
-		MakeClusterQueue(q.cq).ResourceGroup(MakeFlavorQuotas(q.flavor).Resource(gpu, gpuQuota).Obj()).Obj(),
-		MakeLocalQueue(q.lq, q.ns).ClusterQueue(q.cq).Obj(),
-	}
-	for _, o := range objs {
-		g.Expect(env.Client.Create(ctx, o)).To(Succeed())
-	}
-	t.Cleanup(func() {
-		for _, o := range objs {
-			_ = env.Client.Delete(ctx, o)
-		}
-		_ = env.Client.Delete(ctx, ns)
-	})
-	return q
+	q := env.NewGPUQueue(t, "test", "a100", gpuQuota)
+	return testQueues{ns: q.Namespace, flavor: q.Flavor, cq: q.ClusterQueue, lq: q.LocalQueue}
 }
 
 // gpuJob is a Job of n pods of perPod GPUs each in the test's queue.

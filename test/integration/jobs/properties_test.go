@@ -10,10 +10,9 @@ import (
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/test/framework"
 )
 
 // TestQuotaIsNeverOversubscribed (P1): 30 Jobs of random sizes created at
@@ -33,11 +32,10 @@ func TestQuotaIsNeverOversubscribed(t *testing.T) {
 	for i := range jobs {
 		all = append(all, q.gpuJob(fmt.Sprintf("p1-%02d", i), int32(1+rng.IntN(3)), fmt.Sprint(1+rng.IntN(4))))
 	}
-	violations := make(chan string, 1)
-	var samples int
+	sampler := quotaSampler(q, quota)
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); samples = sampleUsage(ctx, q, quota, violations) }()
+	go func() { defer wg.Done(); sampler.Run(ctx) }()
 	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 150*time.Millisecond) }()
 
 	var created sync.WaitGroup
@@ -51,43 +49,14 @@ func TestQuotaIsNeverOversubscribed(t *testing.T) {
 		Should(Equal(jobs), "every job eventually runs and finishes")
 	cancel()
 	wg.Wait()
-	select {
-	case v := <-violations:
-		t.Fatal(v)
-	default:
-	}
-	t.Logf("%d usage samples, none above quota", samples)
-	g.Expect(samples).To(BeNumerically(">", 10))
+	sampler.Check(t, 10)
 }
 
-// sampleUsage sums the GPUs of the admitted, unfinished workloads every
-// 10 ms and reports the first sample above quota.
-func sampleUsage(ctx context.Context, q testQueues, quota int64, violations chan<- string) int {
-	samples := 0
-	for ctx.Err() == nil {
-		var wls musterv1beta1.WorkloadList
-		if err := env.Client.List(ctx, &wls, client.InNamespace(q.ns)); err == nil {
-			var used int64
-			for _, wl := range wls.Items {
-				if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-					continue
-				}
-				for _, psa := range wl.Status.Admission.PodSetAssignments {
-					v := psa.ResourceUsage[gpu]
-					used += v.Value()
-				}
-			}
-			samples++
-			if used > quota {
-				select {
-				case violations <- fmt.Sprintf("sample %d: %d GPUs admitted, quota %d", samples, used, quota):
-				default:
-				}
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return samples
+// quotaSampler checks every 10 ms that the test queue's admitted,
+// unfinished workloads hold no more GPUs than its quota.
+func quotaSampler(q testQueues, quota int64) *framework.QuotaSampler {
+	return &framework.QuotaSampler{Client: env.Client, Namespace: q.ns, Resource: gpu,
+		PerQueue: map[string]int64{q.cq: quota}, Interval: 10 * time.Millisecond}
 }
 
 // finishRunningJobs plays the Job controller: a job unsuspended for longer

@@ -33,10 +33,9 @@ func TestConflictingWritersLoseNothing(t *testing.T) {
 	conflictsBefore := framework.ConflictErrors()
 
 	var wg sync.WaitGroup
-	violations := make(chan string, 1)
-	var samples int
+	sampler := quotaSampler(q, quota)
 	wg.Add(4)
-	go func() { defer wg.Done(); samples = sampleUsage(ctx, q, quota, violations) }()
+	go func() { defer wg.Done(); sampler.Run(ctx) }()
 	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 300*time.Millisecond) }()
 	go func() { defer wg.Done(); scribble(ctx, q.ns, &musterv1beta1.WorkloadList{}) }()
 	go func() { defer wg.Done(); scribble(ctx, q.ns, &batchv1.JobList{}) }()
@@ -48,12 +47,7 @@ func TestConflictingWritersLoseNothing(t *testing.T) {
 	g.Eventually(func(g Gomega) int { return finishedCount(g, q.ns) }, 90*time.Second, 200*time.Millisecond).Should(Equal(jobs), "no admission lost")
 	cancel()
 	wg.Wait()
-	select {
-	case v := <-violations:
-		t.Fatal(v)
-	default:
-	}
-	t.Logf("%d usage samples, none above quota", samples)
+	sampler.Check(t, 1)
 	g.Expect(framework.ConflictErrors()-conflictsBefore).To(BeZero(), "conflicts are retried quietly, not logged as errors")
 }
 
@@ -152,27 +146,23 @@ func TestRestartWithBacklogNeverOverAdmits(t *testing.T) {
 	defer cancel()
 	mgr := env.StartManager(t)
 	q := setupQueues(t, fmt.Sprint(quota))
-	violations := make(chan string, 1)
+	sampler := quotaSampler(q, quota)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); sampleUsage(ctx, q, quota, violations) }()
+	go func() { defer wg.Done(); sampler.Run(ctx) }()
 	for i := range jobs {
 		g.Expect(env.Client.Create(ctx, q.gpuJob(fmt.Sprintf("p3-%d", i), 1, "4"))).To(Succeed())
 	}
 	g.Eventually(func(g Gomega) int { return admittedCount(g, q.ns) }, framework.Timeout, framework.Interval).Should(Equal(2))
 
 	mgr.Stop(t)
-	mgr = env.Restart(t, mgr)
+	env.Restart(t, mgr)
 	wg.Add(1)
 	go func() { defer wg.Done(); finishRunningJobs(ctx, q.ns, 200*time.Millisecond) }()
 	g.Eventually(func(g Gomega) int { return finishedCount(g, q.ns) }, 60*time.Second, 200*time.Millisecond).Should(Equal(jobs))
 	cancel()
 	wg.Wait()
-	select {
-	case v := <-violations:
-		t.Fatal(v)
-	default:
-	}
+	sampler.Check(t, 1)
 }
 
 func admittedCount(g Gomega, ns string) int {
@@ -206,41 +196,11 @@ func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
 	env.CreateAll(t, MakeResourceFlavor(flavor).NodeLabel("gpu", "a100").Obj(), mk("a", "4"), mk("b", ""),
 		MakeLocalQueue("a", ns).ClusterQueue("a-"+ns).Obj(), MakeLocalQueue("b", ns).ClusterQueue("b-"+ns).Obj())
 
-	limits := map[string]int64{"a-" + ns: 10, "b-" + ns: 12}
-	violations := make(chan string, 1)
+	sampler := &framework.QuotaSampler{Client: env.Client, Namespace: ns, Resource: gpu,
+		PerQueue: map[string]int64{"a-" + ns: 10, "b-" + ns: 12}, Total: 12, Interval: 10 * time.Millisecond}
 	var wg sync.WaitGroup
-	var samples int
 	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			var wls musterv1beta1.WorkloadList
-			if err := env.Client.List(ctx, &wls, client.InNamespace(ns)); err == nil {
-				used := map[string]int64{}
-				total := int64(0)
-				for _, wl := range wls.Items {
-					if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
-						continue
-					}
-					for _, psa := range wl.Status.Admission.PodSetAssignments {
-						v := psa.ResourceUsage[gpu]
-						used[string(wl.Status.Admission.ClusterQueue)] += v.Value()
-						total += v.Value()
-					}
-				}
-				samples++
-				for cq, n := range used {
-					if n > limits[cq] || total > 12 {
-						select {
-						case violations <- fmt.Sprintf("sample %d: %v (total %d)", samples, used, total):
-						default:
-						}
-					}
-				}
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	go func() { defer wg.Done(); sampler.Run(ctx) }()
 	go func() { defer wg.Done(); finishRunningJobs(ctx, ns, 150*time.Millisecond) }()
 	rng := rand.New(rand.NewPCG(3, 5))
 	for i := range 30 {
@@ -251,12 +211,7 @@ func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
 	g.Eventually(func(g Gomega) int { return finishedCount(g, ns) }, 90*time.Second, 200*time.Millisecond).Should(Equal(30))
 	cancel()
 	wg.Wait()
-	select {
-	case v := <-violations:
-		t.Fatal(v)
-	default:
-	}
-	t.Logf("%d samples, none above the cohort's limits", samples)
+	sampler.Check(t, 1)
 }
 
 // finishedCount is how many workloads of a namespace finished.
