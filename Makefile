@@ -6,6 +6,7 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN          ?= $(CURDIR)/bin
 K8S_BIN      ?= $(BIN)/k8s
 CONTROLLER_GEN ?= $(BIN)/controller-gen
+GOLANGCI_LINT  ?= $(BIN)/golangci-lint
 GO_TEST_FLAGS ?= -count=1
 # The integration suites share one API server per package; two packages at a
 # time keeps a 2-core machine responsive.
@@ -41,15 +42,19 @@ chart: ## Regenerate the parts of charts/muster that mirror config/ (CRDs, RBAC,
 	$(K8S_BIN)/kubectl kustomize config/default | go run ./hack/genchart > charts/muster/templates/generated.yaml
 
 .PHONY: fmt
-fmt: ## Run gofmt on the code.
-	gofmt -l -w $$(git ls-files '*.go')
+fmt: $(GOLANGCI_LINT) ## Format the code: gofmt, and goimports with the module as local prefix.
+	$(GOLANGCI_LINT) fmt
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint: staticcheck, import aliases, the pure core's import fence, kube-api-linter on apis/ (.golangci.yml).
+	$(GOLANGCI_LINT) run
 
 .PHONY: vet
 vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: verify
-verify: manifests generate chart ## Fail if generated files (CRDs, RBAC, webhooks, deepcopy, chart) are stale or code is unformatted.
+verify: manifests generate chart lint ## Fail if generated files (CRDs, RBAC, webhooks, deepcopy, chart) are stale, code is unformatted or a linter objects.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code --stat -- apis config charts && test -z "$$(git ls-files --others --exclude-standard -- apis config charts)" || \
 		{ git ls-files --others --exclude-standard -- apis config charts; echo "generated files are stale: run make manifests generate chart and commit"; exit 1; }
@@ -176,3 +181,7 @@ run: manifests ## Run the manager against the cluster of the current kubeconfig.
 
 $(CONTROLLER_GEN): hack/tools/gen/go.mod hack/tools/gen/go.sum
 	cd hack/tools/gen && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+
+# golangci-lint with the Kube API Linter built in (one binary).
+$(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum
+	cd hack/tools/lint && go build -o $(GOLANGCI_LINT) sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter

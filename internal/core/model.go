@@ -201,19 +201,6 @@ func (cq *ClusterQueue) flavorNames() []string {
 	return names
 }
 
-// quota returns the quota of a flavor-resource and whether the queue has it.
-func (cq *ClusterQueue) quota(fr FlavorResource) (ResourceQuota, bool) {
-	for _, g := range cq.ResourceGroups {
-		for _, f := range g.Flavors {
-			if f.Flavor == fr.Flavor {
-				q, ok := f.Resources[fr.Resource]
-				return q, ok
-			}
-		}
-	}
-	return ResourceQuota{}, false
-}
-
 // PodSet is a group of identical pods of a workload.
 type PodSet struct {
 	Name  string

@@ -134,12 +134,3 @@ func (n *node) leaves() []*QueueSnapshot {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
-// leafNames lists the names of the ClusterQueues under the node.
-func (n *node) leafNames() []string {
-	var out []string
-	for _, l := range n.leaves() {
-		out = append(out, l.Name)
-	}
-	return out
-}

@@ -8,8 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-const gpu corev1.ResourceName = "nvidia.com/gpu"
-
 func list(kv ...string) corev1.ResourceList {
 	out := corev1.ResourceList{}
 	for i := 0; i < len(kv); i += 2 {

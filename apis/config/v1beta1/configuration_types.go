@@ -191,5 +191,5 @@ type FairSharing struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Configuration{})
+	register(&Configuration{})
 }

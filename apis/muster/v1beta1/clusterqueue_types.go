@@ -76,14 +76,14 @@ const (
 // FlavorFungibility decides whether a workload that fits a flavor only by
 // borrowing or preemption takes it or tries the next flavor first.
 type FlavorFungibility struct {
-	// whenCanBorrow: Borrow takes the flavor; TryNextFlavor first looks for a
+	// whenCanBorrow is what a flavor that fits only by borrowing gets: Borrow takes the flavor; TryNextFlavor first looks for a
 	// flavor that fits without borrowing.
 	// +optional
 	// +kubebuilder:validation:Enum=Borrow;TryNextFlavor
 	// +kubebuilder:default=Borrow
 	WhenCanBorrow FlavorFungibilityPolicy `json:"whenCanBorrow,omitempty"`
 
-	// whenCanPreempt: Preempt evicts workloads to fit on the flavor;
+	// whenCanPreempt is what a flavor that fits only by preempting gets: Preempt evicts workloads to fit on the flavor;
 	// TryNextFlavor first looks for a flavor that fits without preemption.
 	// +optional
 	// +kubebuilder:validation:Enum=Preempt;TryNextFlavor
@@ -119,7 +119,7 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) && self.borrowWithinCohort.policy != 'Never')",message="borrowWithinCohort requires reclaimWithinCohort other than Never"
 type ClusterQueuePreemption struct {
-	// reclaimWithinCohort: whether a workload that fits in this queue's
+	// reclaimWithinCohort says whether a workload that fits in this queue's
 	// nominal quota may evict workloads of other queues in the cohort that
 	// borrow it. Never, LowerPriority (only lower-priority ones) or Any.
 	// +optional
@@ -127,12 +127,12 @@ type ClusterQueuePreemption struct {
 	// +kubebuilder:default=Never
 	ReclaimWithinCohort PreemptionPolicy `json:"reclaimWithinCohort,omitempty"`
 
-	// borrowWithinCohort: whether a workload that must borrow may evict
+	// borrowWithinCohort says whether a workload that must borrow may evict
 	// lower-priority workloads of other queues in the cohort to do so.
 	// +optional
 	BorrowWithinCohort *BorrowWithinCohort `json:"borrowWithinCohort,omitempty"`
 
-	// withinClusterQueue: whether a workload that does not fit may evict
+	// withinClusterQueue says whether a workload that does not fit may evict
 	// workloads of its own queue. Never, LowerPriority or
 	// LowerOrNewerEqualPriority.
 	// +optional
@@ -144,13 +144,13 @@ type ClusterQueuePreemption struct {
 // BorrowWithinCohort configures preemption of other queues' workloads to
 // borrow quota.
 type BorrowWithinCohort struct {
-	// policy: Never or LowerPriority.
+	// policy is Never or LowerPriority.
 	// +optional
 	// +kubebuilder:validation:Enum=Never;LowerPriority
 	// +kubebuilder:default=Never
 	Policy PreemptionPolicy `json:"policy,omitempty"`
 
-	// maxPriorityThreshold: only workloads of this priority or lower may be
+	// maxPriorityThreshold is, when set, the highest priority that may be
 	// preempted. Unset: any lower priority.
 	// +optional
 	MaxPriorityThreshold *int32 `json:"maxPriorityThreshold,omitempty"`
@@ -158,13 +158,13 @@ type BorrowWithinCohort struct {
 
 // ClusterQueueStatus reports the state of a ClusterQueue.
 type ClusterQueueStatus struct {
-	// conditions: Active says whether the queue admits workloads, and why not.
+	// conditions of the queue: Active says whether it admits workloads, and why not.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge
 	// +patchMergeKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
 
 	// pendingWorkloads is the number of workloads waiting for quota.
 	// +optional
@@ -220,11 +220,15 @@ const (
 // ClusterQueue holds quota for a set of resources and flavors and admits
 // workloads into it, whole or not at all.
 type ClusterQueue struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the desired state of the ClusterQueue.
 	// +optional
 	Spec ClusterQueueSpec `json:"spec,omitempty"`
+	// status is the observed state of the ClusterQueue.
 	// +optional
 	Status ClusterQueueStatus `json:"status,omitempty"`
 }
@@ -239,5 +243,5 @@ type ClusterQueueList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ClusterQueue{}, &ClusterQueueList{})
+	register(&ClusterQueue{}, &ClusterQueueList{})
 }

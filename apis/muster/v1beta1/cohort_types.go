@@ -33,7 +33,9 @@ type CohortStatus struct {
 	// +optional
 	// +listType=map
 	// +listMapKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
 
 	// fairSharing reports the cohort's weighted share within its parent.
 	// +optional
@@ -52,11 +54,15 @@ type CohortStatus struct {
 // Cohort is a group of ClusterQueues (and other Cohorts) that share unused
 // quota.
 type Cohort struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the desired state of the Cohort.
 	// +optional
 	Spec CohortSpec `json:"spec,omitempty"`
+	// status is the observed state of the Cohort.
 	// +optional
 	Status CohortStatus `json:"status,omitempty"`
 }
@@ -71,5 +77,5 @@ type CohortList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Cohort{}, &CohortList{})
+	register(&Cohort{}, &CohortList{})
 }

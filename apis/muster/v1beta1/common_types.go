@@ -58,6 +58,7 @@ type ResourceGroup struct {
 	// +listType=set
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
+	// +required
 	CoveredResources []corev1.ResourceName `json:"coveredResources"`
 
 	// flavors lists the flavors of the group in the order they are tried.
@@ -65,12 +66,14 @@ type ResourceGroup struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
+	// +required
 	Flavors []FlavorQuotas `json:"flavors"`
 }
 
 // FlavorQuotas is the quota of one flavor for the covered resources of a group.
 type FlavorQuotas struct {
 	// name of the ResourceFlavor.
+	// +required
 	Name ResourceFlavorReference `json:"name"`
 
 	// resources holds the quota of each covered resource.
@@ -78,6 +81,7 @@ type FlavorQuotas struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
+	// +required
 	Resources []ResourceQuota `json:"resources"`
 }
 
@@ -87,10 +91,12 @@ type FlavorQuotas struct {
 // strings within the cost budget of a list nested three deep.
 type ResourceQuota struct {
 	// name of the resource, e.g. cpu, memory or nvidia.com/gpu.
+	// +required
 	Name corev1.ResourceName `json:"name"`
 
 	// nominalQuota is how much of the resource this queue guarantees to its
 	// workloads. Unused nominal quota can be lent to the cohort.
+	// +required
 	NominalQuota resource.Quantity `json:"nominalQuota"`
 
 	// borrowingLimit is how much more than nominalQuota the queue may borrow
@@ -120,6 +126,7 @@ type FairSharingStatus struct {
 	// weightedShare is the largest, over resources, of the queue's usage above
 	// its nominal quota divided by what the cohort can lend, in thousandths,
 	// divided by the weight. 0 means the queue borrows nothing.
+	// +required
 	WeightedShare int64 `json:"weightedShare"`
 }
 
@@ -139,8 +146,10 @@ const (
 // ResourceUsage is the usage of one resource.
 type ResourceUsage struct {
 	// name of the resource.
+	// +required
 	Name corev1.ResourceName `json:"name"`
 	// total is the quantity in use.
+	// +required
 	Total resource.Quantity `json:"total,omitempty"`
 	// borrowed is the part of total above the queue's nominal quota.
 	// +optional
@@ -150,10 +159,12 @@ type ResourceUsage struct {
 // FlavorUsage is the usage of the resources of one flavor.
 type FlavorUsage struct {
 	// name of the flavor.
+	// +required
 	Name ResourceFlavorReference `json:"name"`
 	// resources lists the usage of each resource of the flavor.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=16
+	// +required
 	Resources []ResourceUsage `json:"resources"`
 }

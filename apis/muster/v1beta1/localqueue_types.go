@@ -9,6 +9,7 @@ type LocalQueueSpec struct {
 	// clusterQueue is the ClusterQueue whose quota this queue's workloads use.
 	// It cannot change: workloads already admitted hold quota there.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="clusterQueue is immutable"
+	// +required
 	ClusterQueue ClusterQueueReference `json:"clusterQueue"`
 
 	// stopPolicy stops the queue: Hold admits nothing new from it,
@@ -20,13 +21,13 @@ type LocalQueueSpec struct {
 
 // LocalQueueStatus reports the state of a LocalQueue.
 type LocalQueueStatus struct {
-	// conditions: Active says whether the queue accepts workloads, and why not.
+	// conditions of the queue: Active says whether it accepts workloads, and why not.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge
 	// +patchMergeKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
 
 	// pendingWorkloads is the number of this queue's workloads waiting for quota.
 	// +optional
@@ -74,10 +75,15 @@ const (
 // LocalQueue is where users of a namespace submit jobs; it feeds a
 // ClusterQueue.
 type LocalQueue struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the desired state of the LocalQueue.
+	// +required
 	Spec LocalQueueSpec `json:"spec"`
+	// status is the observed state of the LocalQueue.
 	// +optional
 	Status LocalQueueStatus `json:"status,omitempty"`
 }
@@ -92,5 +98,5 @@ type LocalQueueList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&LocalQueue{}, &LocalQueueList{})
+	register(&LocalQueue{}, &LocalQueueList{})
 }

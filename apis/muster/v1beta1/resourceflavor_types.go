@@ -37,9 +37,12 @@ type ResourceFlavorSpec struct {
 
 // ResourceFlavor is a kind of node that ClusterQueues assign quota for.
 type ResourceFlavor struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the desired state of the ResourceFlavor.
 	// +optional
 	Spec ResourceFlavorSpec `json:"spec,omitempty"`
 }
@@ -54,5 +57,5 @@ type ResourceFlavorList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&ResourceFlavor{}, &ResourceFlavorList{})
+	register(&ResourceFlavor{}, &ResourceFlavorList{})
 }

@@ -13,10 +13,12 @@ type WorkloadSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
+	// +required
 	PodSets []PodSet `json:"podSets"`
 
 	// queueName is the LocalQueue, in the workload's namespace, it is
 	// submitted to.
+	// +required
 	QueueName LocalQueueName `json:"queueName"`
 
 	// priorityClassName is the WorkloadPriorityClass or PriorityClass the
@@ -58,19 +60,22 @@ type PodSet struct {
 	// +kubebuilder:default=main
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+	// +optional
 	Name string `json:"name"`
 
 	// template is the pod template of the pod set; its requests are what the
 	// pod set uses of the quota, per pod.
+	// +required
 	Template corev1.PodTemplateSpec `json:"template"`
 
 	// count is the number of pods.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=1
+	// +optional
 	Count int32 `json:"count"`
 
-	// minCount, when set, allows admitting the pod set with fewer pods (down
-	// to minCount) when all of them do not fit.
+	// minCount is, when set, the fewest pods the pod set may be admitted with
+	// when all of them do not fit.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MinCount *int32 `json:"minCount,omitempty"`
@@ -78,20 +83,20 @@ type PodSet struct {
 
 // WorkloadStatus reports where a workload is in its life.
 type WorkloadStatus struct {
-	// admission is the quota reserved for the workload: the ClusterQueue and
-	// the flavor of each resource of each pod set. It is set exactly while
-	// the workload holds quota.
-	// +optional
-	Admission *Admission `json:"admission,omitempty"`
-
-	// conditions: QuotaReserved, Admitted, PodsReady, Evicted, Preempted,
+	// conditions of the workload: QuotaReserved, Admitted, PodsReady, Evicted, Preempted,
 	// Requeued and Finished.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +patchStrategy=merge
 	// +patchMergeKey=type
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
+
+	// admission is the quota reserved for the workload: the ClusterQueue and
+	// the flavor of each resource of each pod set. It is set exactly while
+	// the workload holds quota.
+	// +optional
+	Admission *Admission `json:"admission,omitempty"`
 
 	// requeueState records the backoff of a workload that was evicted and
 	// requeued.
@@ -102,6 +107,7 @@ type WorkloadStatus struct {
 // Admission is the quota reserved for a workload.
 type Admission struct {
 	// clusterQueue is where the quota is reserved.
+	// +required
 	ClusterQueue ClusterQueueReference `json:"clusterQueue"`
 
 	// podSetAssignments holds the flavors and usage of each pod set.
@@ -109,12 +115,14 @@ type Admission struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
+	// +required
 	PodSetAssignments []PodSetAssignment `json:"podSetAssignments"`
 }
 
 // PodSetAssignment is the flavor and quota assigned to one pod set.
 type PodSetAssignment struct {
 	// name of the pod set.
+	// +required
 	Name string `json:"name"`
 
 	// flavors maps each resource the pod set requests to its flavor.
@@ -206,10 +214,15 @@ const (
 
 // Workload is the unit of admission: one job, all its pods, admitted whole.
 type Workload struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// spec is the desired state of the Workload.
+	// +required
 	Spec WorkloadSpec `json:"spec"`
+	// status is the observed state of the Workload.
 	// +optional
 	Status WorkloadStatus `json:"status,omitempty"`
 }
@@ -224,5 +237,5 @@ type WorkloadList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&Workload{}, &WorkloadList{})
+	register(&Workload{}, &WorkloadList{})
 }

@@ -14,10 +14,13 @@ import (
 // WorkloadPriorityClass gives workloads a priority for queueing and
 // preemption without changing the priority of their pods.
 type WorkloadPriorityClass struct {
-	metav1.TypeMeta   `json:",inline"`
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// value is the priority; higher is more important.
+	// +required
 	Value int32 `json:"value"`
 
 	// description says when to use this class.
@@ -36,5 +39,5 @@ type WorkloadPriorityClassList struct {
 }
 
 func init() {
-	SchemeBuilder.Register(&WorkloadPriorityClass{}, &WorkloadPriorityClassList{})
+	register(&WorkloadPriorityClass{}, &WorkloadPriorityClassList{})
 }

@@ -139,10 +139,18 @@ func (c *Cluster) Finished() (string, bool, bool) {
 	return "", false, false
 }
 
-func (c *Cluster) PodsReady() bool { return c.Status.State == rayv1.Ready }
+// PodsReady and IsActive read the status State, which KubeRay deprecates
+// for its conditions: those are behind a feature gate an admin may turn off
+// (RayClusterStatusConditions), and RayClusterProvisioned never turns False
+// again, so it cannot say that pods stopped being ready. KubeRay v1.5 still
+// sets State in every case.
+func (c *Cluster) PodsReady() bool {
+	return c.Status.State == rayv1.Ready //nolint:staticcheck // see above
+}
 
 // IsActive: workers still up. The head's pod name may linger in the status
 // of a suspended cluster, so it is not a sign of activity.
 func (c *Cluster) IsActive() bool {
-	return c.Status.State != rayv1.Suspended && (c.Status.ReadyWorkerReplicas > 0 || c.Status.AvailableWorkerReplicas > 0)
+	suspended := c.Status.State == rayv1.Suspended //nolint:staticcheck // see PodsReady
+	return !suspended && (c.Status.ReadyWorkerReplicas > 0 || c.Status.AvailableWorkerReplicas > 0)
 }
