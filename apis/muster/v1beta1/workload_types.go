@@ -150,8 +150,10 @@ const (
 	WorkloadAdmitted = "Admitted"
 	// WorkloadPodsReady is True when all the job's pods are ready.
 	WorkloadPodsReady = "PodsReady"
-	// WorkloadEvicted is True when the workload was evicted; the reason says
-	// why (Preempted, PodsReadyTimeout, ClusterQueueStopped, Deactivated).
+	// WorkloadEvicted is True when the workload was told to stop; the reason
+	// says why: Preempted, ClusterQueueStopped, LocalQueueStopped,
+	// InactiveWorkload, JobChanged, PodsReadyTimeout or
+	// RequeuingLimitExceeded.
 	WorkloadEvicted = "Evicted"
 	// WorkloadPreempted is True when the workload was preempted.
 	WorkloadPreempted = "Preempted"
@@ -161,33 +163,65 @@ const (
 	WorkloadFinished = "Finished"
 )
 
-// Condition reasons.
+// Condition reasons. They are API: they are written to the conditions of
+// Workloads and ClusterQueues and label muster_evicted_workloads_total, and
+// users and automation match on them. internal/workload decides which
+// transition writes which.
 const (
+	// QuotaReserved reasons.
 	ReasonPending              = "Pending"
 	ReasonQuotaReserved        = "QuotaReserved"
-	ReasonAdmitted             = "Admitted"
-	ReasonInadmissible         = "Inadmissible"
-	ReasonPreempted            = "Preempted"
-	ReasonEvicted              = "Evicted"
-	ReasonSucceeded            = "Succeeded"
-	ReasonFailed               = "Failed"
-	ReasonFlavorNotFound       = "FlavorNotFound"
-	ReasonStopped              = "Stopped"
-	ReasonReady                = "Ready"
+	ReasonBackoff              = "Backoff"
+	ReasonLocalQueueNotFound   = "LocalQueueNotFound"
 	ReasonClusterQueueNotFound = "ClusterQueueNotFound"
-	ReasonClusterQueueInactive = "ClusterQueueInactive"
+
+	// Admitted reasons.
+	ReasonAdmitted = "Admitted"
+	ReasonEvicted  = "Evicted"
+
+	// Evicted reasons (Preempted is also the Preempted condition's type).
+	ReasonPreempted = "Preempted"
+	// ReasonClusterQueueStopped: the workload's ClusterQueue is stopped
+	// with HoldAndDrain.
+	ReasonClusterQueueStopped = "ClusterQueueStopped"
+	// ReasonLocalQueueStopped: the workload's LocalQueue is stopped with
+	// HoldAndDrain.
+	ReasonLocalQueueStopped = "LocalQueueStopped"
+	// ReasonInactiveWorkload: spec.active was set to false.
+	ReasonInactiveWorkload = "InactiveWorkload"
+	// ReasonJobChanged: the job's pods or requests changed after admission.
+	ReasonJobChanged = "JobChanged"
 	// ReasonPodsReadyTimeout evicts a workload whose pods were not ready in
 	// time (waitForPodsReady).
 	ReasonPodsReadyTimeout = "PodsReadyTimeout"
+	// ReasonRequeuingLimitExceeded deactivates a workload evicted for its
+	// pods more often than waitForPodsReady's backoffLimitCount allows.
+	ReasonRequeuingLimitExceeded = "RequeuingLimitExceeded"
+
+	// Finished reasons.
+	ReasonSucceeded = "Succeeded"
+	ReasonFailed    = "Failed"
+	// ReasonFailedToStart finishes an admitted workload whose job cannot be
+	// started with its placement.
+	ReasonFailedToStart = "FailedToStart"
+
+	// PodsReady reasons.
+	ReasonReady = "Ready"
 	// ReasonWaitForStart: PodsReady is False because the pods of this
 	// admission have not all been ready yet.
 	ReasonWaitForStart = "WaitForStart"
 	// ReasonWaitForRecovery: PodsReady is False because pods that were all
 	// ready stopped being so.
 	ReasonWaitForRecovery = "WaitForRecovery"
-	// ReasonFailedToStart finishes an admitted workload whose job cannot be
-	// started with its placement.
-	ReasonFailedToStart = "FailedToStart"
+
+	// ClusterQueue and LocalQueue Active reasons (Ready too).
+	ReasonFlavorNotFound       = "FlavorNotFound"
+	ReasonStopped              = "Stopped"
+	ReasonTerminating          = "Terminating"
+	ReasonClusterQueueInactive = "ClusterQueueInactive"
+	// ReasonCohortCycle: the queue's cohort is in a cycle of parents, so its
+	// quota tree is undefined and it admits nothing.
+	ReasonCohortCycle = "CohortCycle"
 )
 
 // +genclient
