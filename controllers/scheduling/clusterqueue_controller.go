@@ -126,7 +126,7 @@ func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1
 	c := metav1.Condition{Type: musterv1beta1.ClusterQueueActive, ObservedGeneration: cq.Generation}
 	switch {
 	case !cq.DeletionTimestamp.IsZero():
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "Terminating", "ClusterQueue is being deleted; it admits nothing new"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonTerminating, "ClusterQueue is being deleted; it admits nothing new"
 	case len(st.MissingFlavors) > 0:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonFlavorNotFound, st.Inactive
 	case st.Inactive != "":

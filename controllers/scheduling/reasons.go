@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // reasonGrace is how long a workload waits before its pending reason is
@@ -160,7 +161,7 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	}
 	var wl musterv1beta1.Workload
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &wl); err != nil || wl.Status.Admission != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &wl); err != nil || workload.HasQuotaReservation(&wl) {
 		if apierrors.IsNotFound(err) {
 			r.forget(key)
 		}
@@ -176,7 +177,7 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	if err := r.wait(ctx); err != nil || !r.wanted(key) {
 		return
 	}
-	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg)
+	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg, r.clock.Now())
 	if err != nil {
 		if ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", key)

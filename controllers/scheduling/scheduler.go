@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -20,7 +18,9 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/controllers/wlstatus"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // admissionWriters bounds the admission writes in flight. The cycle does
@@ -234,27 +234,30 @@ func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
 // write, is not evicted.
 func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload, reason, preemptionReason, msg string) bool {
 	var wl musterv1beta1.Workload
-	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
+	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || !workload.HasQuotaReservation(&wl) {
 		return false
 	}
 	s.reasons.schedulerWrote()
-	orig := wl.DeepCopy()
-	now := metav1.NewTime(s.clock.Now())
-	setCondition(&wl, musterv1beta1.WorkloadEvicted, metav1.ConditionTrue, reason, msg, now)
-	if preemptionReason != "" {
-		setCondition(&wl, musterv1beta1.WorkloadPreempted, metav1.ConditionTrue, preemptionReason, msg, now)
+	now := s.clock.Now()
+	transition := func(wl *musterv1beta1.Workload) bool { return workload.Evict(wl, reason, msg, now) }
+	if preemptor != nil {
+		transition = func(wl *musterv1beta1.Workload) bool { return workload.Preempt(wl, preemptionReason, msg, now) }
 	}
-	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	wrote, err := wlstatus.Patch(ctx, s.client, &wl, transition)
+	if err != nil {
 		// Not marked evicting: the next cycle plans again.
-		log.FromContext(ctx).V(2).Info("Eviction write failed; planned again next cycle", "workload", victim.Key, "error", err.Error())
+		log.FromContext(ctx).V(2).Info("Eviction write failed; planned again next cycle", "workload", klog.KObj(&wl), "error", err.Error())
 		s.state.Queues.Notify()
 		return false
 	}
 	s.state.Cache.MarkEvicting(victim.Key)
+	if !wrote {
+		return true // it says so already
+	}
 	cq := string(wl.Status.Admission.ClusterQueue)
 	metrics.ReportEviction(cq, reason)
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
-	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(victim.Namespace, victim.Name), "clusterQueue", cq, "reason", reason)
+	logger := log.FromContext(ctx).WithValues("workload", klog.KObj(&wl), "clusterQueue", cq, "reason", reason)
 	if preemptor != nil {
 		logger = logger.WithValues("detail", preemptionReason, "preemptor", klog.KRef(preemptor.Namespace, preemptor.Name))
 	}
@@ -295,32 +298,18 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	if wl.ResourceVersion != assumed.ResourceVersion {
 		return fmt.Errorf("workload changed since it was decided on (version %s, now %s)", assumed.ResourceVersion, wl.ResourceVersion)
 	}
-	orig := wl.DeepCopy()
-	now := metav1.NewTime(s.clock.Now())
+	now := s.clock.Now()
 	cq := assumed.Admission.ClusterQueue
-	wl.Status.Admission = fromAdmission(assumed.Admission)
-	msg := fmt.Sprintf("Quota reserved in ClusterQueue %s", cq)
-	setCondition(&wl, musterv1beta1.WorkloadQuotaReserved, metav1.ConditionTrue, musterv1beta1.ReasonQuotaReserved, msg, now)
-	setCondition(&wl, musterv1beta1.WorkloadAdmitted, metav1.ConditionTrue, musterv1beta1.ReasonAdmitted,
-		"The workload is admitted", now)
-	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued) != nil {
-		// False now, so that a later requeue is stamped with its own time.
-		setCondition(&wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, musterv1beta1.ReasonAdmitted, msg, now)
-	}
-	if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) {
-		// Readiness of an earlier admission: these pods have yet to start.
-		setCondition(&wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not all pods are ready yet", now)
-	}
-	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
-	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadPreempted)
-	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if _, err := wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
+		return workload.Reserve(wl, fromAdmission(assumed.Admission), now) && workload.Admit(wl, now)
+	}); err != nil {
 		return err
 	}
 	wait := s.clock.Since(wl.CreationTimestamp.Time)
 	metrics.AdmissionsTotal.WithLabelValues(cq).Inc()
 	metrics.AdmissionWaitTime.WithLabelValues(cq).Observe(wait.Seconds())
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Reserve",
-		"%s, wait time since creation was %s", msg, wait.Round(time.Second))
+		"Quota reserved in ClusterQueue %s, wait time since creation was %s", cq, wait.Round(time.Second))
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit",
 		"Admitted by ClusterQueue %s", cq)
 	return nil
@@ -351,12 +340,6 @@ func withoutNumbers(msg string) string {
 		}
 		return r
 	}, msg)
-}
-
-func setCondition(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, reason, msg string, now metav1.Time) {
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: wl.Generation, LastTransitionTime: now,
-	})
 }
 
 func nameOf(wl *core.Workload) types.NamespacedName {

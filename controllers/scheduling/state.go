@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // InUseFinalizer keeps a ClusterQueue or ResourceFlavor that admitted
@@ -153,22 +153,22 @@ func (s *State) waitSynced(ctx context.Context) error {
 func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string, now time.Time) time.Time {
 	key := wl.Namespace + "/" + wl.Name
 	switch {
-	case isFinished(wl) || (!wl.DeletionTimestamp.IsZero() && !stillRunning(wl)):
+	case workload.Gone(wl):
 		s.forgetWorkload(key)
-	case wl.Status.Admission != nil:
+	case workload.HasQuotaReservation(wl):
 		// Also a Workload being deleted whose job has not stopped yet: its
 		// pods still use the quota until its finalizer goes.
 		if s.Cache.AddOrUpdateWorkload(toWorkload(wl, namespaceLabels)) {
 			s.Queues.Unpark() // admission may have waited for these pods
 		}
 		s.Queues.Delete(key)
-	case !isActive(wl):
+	case !workload.IsActive(wl):
 		s.Queues.Forget(key)
 		s.release(s.Cache.ReleaseConfirmed(key))
-	case requeueAt(wl).After(now):
+	case workload.RequeueAt(wl).After(now):
 		s.Queues.Forget(key)
 		s.release(s.Cache.ReleaseConfirmed(key))
-		return requeueAt(wl)
+		return workload.RequeueAt(wl)
 	default:
 		s.release(s.Cache.ReleaseConfirmed(key))
 		// A workload the scheduler just assumed is not queued again: the
@@ -191,13 +191,6 @@ func (s *State) pendingWorkload(wl *musterv1beta1.Workload, namespaceLabels map[
 		}
 	}
 	return w
-}
-
-// stillRunning reports whether a Workload being deleted still holds quota
-// for a job that has not stopped: its job reconciler removes the finalizer
-// once the job is stopped.
-func stillRunning(wl *musterv1beta1.Workload) bool {
-	return wl.Status.Admission != nil && controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
 }
 
 // forgetWorkload drops a deleted or finished workload and frees its quota.
@@ -230,11 +223,3 @@ func (s *State) refreshClusterQueues(names ...string) {
 }
 
 func keyOf(nn types.NamespacedName) string { return nn.Namespace + "/" + nn.Name }
-
-// requeueAt is when a workload evicted with a backoff may be queued again.
-func requeueAt(wl *musterv1beta1.Workload) time.Time {
-	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
-		return rs.RequeueAt.Time
-	}
-	return time.Time{}
-}
