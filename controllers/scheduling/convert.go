@@ -257,6 +257,17 @@ func joinedAt(wl *musterv1beta1.Workload) time.Time {
 	return t
 }
 
+// evictionReason is the Evicted reason of a core eviction.
+func evictionReason(e core.Eviction) string {
+	switch e {
+	case core.ClusterQueueStopped:
+		return musterv1beta1.ReasonClusterQueueStopped
+	case core.LocalQueueStopped:
+		return musterv1beta1.ReasonLocalQueueStopped
+	}
+	return musterv1beta1.ReasonEvicted
+}
+
 // toFlavorUsage reports usage per flavor and resource, with the part
 // borrowed from the cohort when borrowed is given.
 func toFlavorUsage(u, borrowed core.Usage) []musterv1beta1.FlavorUsage {

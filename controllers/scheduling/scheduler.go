@@ -175,8 +175,8 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		case d.Admission == nil && len(d.Victims) == 0 && !d.Workload.NeedsPreemptionSince.IsZero():
 			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
-		if d.Evict != "" {
-			s.evict(ctx, d.Workload, nil, musterv1beta1.ReasonStopped, "", d.Message)
+		if d.Evict != core.NoEviction {
+			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message)
 			continue
 		}
 		if failed := s.preempt(ctx, d); len(failed) > 0 {

@@ -59,7 +59,7 @@ func apply(t *testing.T, c *Cache, q *Queues, d Decision, seq uint64) []string {
 		c.MarkEvicting(v.Workload.Key)
 		evicted = append(evicted, v.Workload.Key)
 	}
-	if d.Evict != "" {
+	if d.Evict != NoEviction {
 		c.MarkEvicting(d.Workload.Key)
 		evicted = append(evicted, d.Workload.Key)
 	}

@@ -14,9 +14,9 @@ type Decision struct {
 	Admission *Admission
 	// Victims are the workloads to evict so this one fits later.
 	Victims []Victim
-	// Evict, for an admitted workload, is why it must be evicted
-	// (its queue is draining); empty otherwise.
-	Evict string
+	// Evict, for an admitted workload, is why it must be evicted (its
+	// queue is draining); NoEviction otherwise.
+	Evict Eviction
 	// Message says why the workload stays pending, or is evicted.
 	Message string
 	// Park is true when the workload should not be retried until something
@@ -28,10 +28,16 @@ type Decision struct {
 	RetryAfter      time.Duration
 }
 
-// Eviction reasons of draining queues.
+// Eviction says why the core evicts an admitted workload. The controllers
+// map it to the API's Evicted reason.
+type Eviction int
+
 const (
-	ClusterQueueStopped = "ClusterQueueStopped"
-	LocalQueueStopped   = "LocalQueueStopped"
+	NoEviction Eviction = iota
+	// ClusterQueueStopped: its ClusterQueue is stopped with HoldAndDrain.
+	ClusterQueueStopped
+	// LocalQueueStopped: its LocalQueue is stopped with HoldAndDrain.
+	LocalQueueStopped
 )
 
 // Schedule runs one admission cycle over a snapshot. It tries every

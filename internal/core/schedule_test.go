@@ -104,7 +104,7 @@ func TestDrain(t *testing.T) {
 	cases := map[string]struct {
 		cqStop    StopPolicy
 		lqStop    StopPolicy
-		wantEvict string
+		wantEvict Eviction
 	}{
 		"running":             {},
 		"cluster queue hold":  {cqStop: Hold},
@@ -120,16 +120,16 @@ func TestDrain(t *testing.T) {
 			c.SetLocalQueueStop("ns/lq", tc.lqStop)
 			c.AddOrUpdateWorkload(admitted(gpuWl("running", 0, 0, 1, 2), "cq", "a100"))
 			ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("pending", 0, 1, 1, 2)}})
-			var evicted string
+			var evicted Eviction
 			admittedPending := false
 			for _, d := range ds {
-				if d.Evict != "" {
+				if d.Evict != NoEviction {
 					evicted = d.Evict
 				}
 				admittedPending = admittedPending || d.Admission != nil
 			}
 			if evicted != tc.wantEvict {
-				t.Errorf("evicted %q, want %q", evicted, tc.wantEvict)
+				t.Errorf("evicted %v, want %v", evicted, tc.wantEvict)
 			}
 			if stopped := tc.cqStop != Running || tc.lqStop != Running; admittedPending == stopped {
 				t.Errorf("admitted new work = %v with stop policies %v/%v", admittedPending, tc.cqStop, tc.lqStop)
