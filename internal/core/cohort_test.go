@@ -99,8 +99,13 @@ func TestCohortCycleMakesQueuesInactive(t *testing.T) {
 	c := cacheWith([]*ClusterQueue{inCohort(gpuQueue("a", gpus("a100", 2)), "x")}, "a100")
 	c.UpsertCohort(&Cohort{Name: "x", Parent: "y"})
 	c.UpsertCohort(&Cohort{Name: "y", Parent: "x"})
-	if st := c.ClusterQueueStatus("a"); !strings.Contains(st.Inactive, "cycle") {
-		t.Errorf("inactive = %q", st.Inactive)
+	st := c.ClusterQueueStatus("a")
+	if st.InactiveBecause != CohortCycle || !strings.Contains(st.Inactive, "(x -> y -> x)") {
+		t.Errorf("inactive = %v %q, want CohortCycle naming x -> y -> x", st.InactiveBecause, st.Inactive)
+	}
+	c.UpsertCohort(&Cohort{Name: "y"})
+	if st := c.ClusterQueueStatus("a"); st.InactiveBecause != Active {
+		t.Errorf("still inactive once the cycle is broken: %v %q", st.InactiveBecause, st.Inactive)
 	}
 }
 
