@@ -3,7 +3,6 @@ package scheduling
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -176,15 +175,14 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
 		if d.Evict != core.NoEviction {
-			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message)
+			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
 			continue
 		}
 		if failed := s.preempt(ctx, d); len(failed) > 0 {
 			// Not parked: the victims that are not evicting release nothing
 			// that would wake it, so it tries again shortly.
 			d.Park = false
-			d.Message = fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",
-				strings.Join(failed, ", "), "the victim's admission is still being written, or it changed")
+			d.Pending = core.Pending{Kind: core.EvictionRetry, Workloads: failed}
 			s.wake.after(ctx, preemptionRetry)
 		}
 		if d.Admission == nil {
@@ -271,7 +269,7 @@ func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
 	if d.Park {
 		s.state.Queues.Park(d.Workload, seq)
 	}
-	s.reasons.set(d.Workload.Key, d.Message)
+	s.reasons.set(d.Workload.Key, d.Pending)
 }
 
 // admit writes an assumed admission to the Workload's status in one write:
@@ -329,17 +327,6 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 	var ns corev1.Namespace
 	_ = s.reader.Get(ctx, types.NamespacedName{Name: wl.Namespace}, &ns)
 	s.state.applyWorkload(&wl, ns.Labels, s.clock.Now())
-}
-
-// withoutNumbers is a message with its quantities blanked, to tell a new
-// reason from the same reason with other amounts.
-func withoutNumbers(msg string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return '#'
-		}
-		return r
-	}, msg)
 }
 
 func nameOf(wl *core.Workload) types.NamespacedName {

@@ -112,8 +112,9 @@ func TestPreemptorIsRetriedWhenItsVictimCannotBeEvicted(t *testing.T) {
 				t.Errorf("the preemptor was parked: heads %v", got)
 			}
 			s.reasons.mu.Lock()
-			msg := s.reasons.latest["ns/high"]
+			why := s.reasons.latest["ns/high"]
 			s.reasons.mu.Unlock()
+			msg := why.Message()
 			if !strings.Contains(msg, "preemption in progress: could not evict ns/low yet") {
 				t.Errorf("pending reason %q", msg)
 			}

@@ -287,7 +287,7 @@ func runPreemptionCase(t *testing.T, tc preemptionCase) {
 	}
 	d := ds[0]
 	if (d.Admission != nil) != tc.wantAdmit {
-		t.Fatalf("admitted = %v, want %v (%s)", d.Admission != nil, tc.wantAdmit, d.Message)
+		t.Fatalf("admitted = %v, want %v (%s)", d.Admission != nil, tc.wantAdmit, d.Message())
 	}
 	var victims []string
 	for _, v := range d.Victims {
@@ -298,9 +298,9 @@ func runPreemptionCase(t *testing.T, tc preemptionCase) {
 	}
 	slices.Sort(victims)
 	if !slices.Equal(victims, tc.wantVictims) {
-		t.Errorf("victims %v, want %v (%s)", victims, tc.wantVictims, d.Message)
+		t.Errorf("victims %v, want %v (%s)", victims, tc.wantVictims, d.Message())
 	}
-	if waiting := strings.Contains(d.Message, "being evicted"); waiting != tc.wantWaitFor {
-		t.Errorf("waiting = %v, want %v (%s)", waiting, tc.wantWaitFor, d.Message)
+	if waiting := strings.Contains(d.Message(), "being evicted"); waiting != tc.wantWaitFor {
+		t.Errorf("waiting = %v, want %v (%s)", waiting, tc.wantWaitFor, d.Message())
 	}
 }

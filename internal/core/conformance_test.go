@@ -98,7 +98,7 @@ func conformanceProblems(tc conformanceCase) []string {
 	reasons := map[string]string{}
 	messages := map[string]string{}
 	for _, d := range ds {
-		messages[d.Workload.Name] = d.Message
+		messages[d.Workload.Name] = d.Message()
 		if d.Admission != nil {
 			gotAdmitted[d.Workload.Name] = admissionFlavor(d.Admission)
 		}

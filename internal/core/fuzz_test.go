@@ -149,7 +149,7 @@ func sameDecisions(a, b []Decision) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Workload.Key != b[i].Workload.Key || a[i].Message != b[i].Message || a[i].Evict != b[i].Evict ||
+		if a[i].Workload.Key != b[i].Workload.Key || !a[i].Pending.Equal(&b[i].Pending) || a[i].Evict != b[i].Evict ||
 			!reflect.DeepEqual(a[i].Admission, b[i].Admission) || len(a[i].Victims) != len(b[i].Victims) {
 			return false
 		}
