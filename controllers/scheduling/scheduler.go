@@ -56,7 +56,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 		writers: make(chan struct{}, admissionWriters),
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
-	state.onForget = s.reasons.forget
+	state.OnForget = s.reasons.forget
 	return s
 }
 
@@ -320,7 +320,7 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 	var wl musterv1beta1.Workload
 	if err := s.reader.Get(ctx, nameOf(w), &wl); err != nil {
 		if apierrors.IsNotFound(err) {
-			s.state.forgetWorkload(w.Key)
+			s.state.Forget(w.Key)
 		}
 		return
 	}

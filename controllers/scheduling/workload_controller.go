@@ -51,7 +51,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 	var wl musterv1beta1.Workload
 	if err := r.client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.state.forgetWorkload(keyOf(req.NamespacedName))
+			r.state.Forget(keyOf(req.NamespacedName))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
