@@ -268,6 +268,21 @@ func evictionReason(e core.Eviction) string {
 	return musterv1beta1.ReasonEvicted
 }
 
+// preemptionReason is the Preempted reason of a core preemption.
+func preemptionReason(r core.PreemptionReason) string {
+	switch r {
+	case core.InClusterQueue:
+		return musterv1beta1.ReasonInClusterQueue
+	case core.InCohortReclamation:
+		return musterv1beta1.ReasonInCohortReclamation
+	case core.InCohortReclaimWhileBorrowing:
+		return musterv1beta1.ReasonInCohortReclaimWhileBorrowing
+	case core.InCohortFairSharing:
+		return musterv1beta1.ReasonInCohortFairSharing
+	}
+	return musterv1beta1.ReasonPreempted
+}
+
 // toFlavorUsage reports usage per flavor and resource, with the part
 // borrowed from the cohort when borrowed is given.
 func toFlavorUsage(u, borrowed core.Usage) []musterv1beta1.FlavorUsage {

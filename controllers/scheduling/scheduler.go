@@ -216,8 +216,9 @@ const preemptionRetry = 500 * time.Millisecond
 func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
 	var failed []string
 	for _, v := range d.Victims {
-		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, v.Reason)
-		if !s.evict(ctx, v.Workload, d.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg) {
+		reason := preemptionReason(v.Reason)
+		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, reason)
+		if !s.evict(ctx, v.Workload, d.Workload, musterv1beta1.ReasonPreempted, reason, msg) {
 			failed = append(failed, v.Workload.Key)
 		}
 	}

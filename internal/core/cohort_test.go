@@ -168,7 +168,7 @@ type preemptionCase struct {
 	evicting    []string
 	pending     *Workload
 	wantVictims []string
-	wantReason  string
+	wantReason  PreemptionReason
 	wantWaitFor bool
 	wantAdmit   bool
 }

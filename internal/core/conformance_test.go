@@ -104,7 +104,7 @@ func conformanceProblems(tc conformanceCase) []string {
 		}
 		for _, v := range d.Victims {
 			gotVictims = append(gotVictims, v.Workload.Name)
-			reasons[v.Workload.Name] = v.Reason
+			reasons[v.Workload.Name] = string(v.Reason)
 		}
 	}
 	var problems []string

@@ -193,13 +193,15 @@ func TestTransitions(t *testing.T) {
 			},
 		},
 		"preempt": {
-			from: admitted(), do: func(wl *musterv1beta1.Workload) bool { return Preempt(wl, "InClusterQueue", "room for ns/high", now) },
+			from: admitted(), do: func(wl *musterv1beta1.Workload) bool {
+				return Preempt(wl, musterv1beta1.ReasonInClusterQueue, "room for ns/high", now)
+			},
 			changed: true, admission: true,
 			want: conditions{
 				musterv1beta1.WorkloadQuotaReserved: {T, musterv1beta1.ReasonQuotaReserved},
 				musterv1beta1.WorkloadAdmitted:      {T, musterv1beta1.ReasonAdmitted},
 				musterv1beta1.WorkloadEvicted:       {T, musterv1beta1.ReasonPreempted},
-				musterv1beta1.WorkloadPreempted:     {T, "InClusterQueue"},
+				musterv1beta1.WorkloadPreempted:     {T, musterv1beta1.ReasonInClusterQueue},
 			},
 		},
 		"evict with backoff": {

@@ -155,7 +155,9 @@ const (
 	// InactiveWorkload, JobChanged, PodsReadyTimeout or
 	// RequeuingLimitExceeded.
 	WorkloadEvicted = "Evicted"
-	// WorkloadPreempted is True when the workload was preempted.
+	// WorkloadPreempted is True when the workload was preempted; the reason
+	// says by whom: InClusterQueue, InCohortReclamation,
+	// InCohortReclaimWhileBorrowing or InCohortFairSharing.
 	WorkloadPreempted = "Preempted"
 	// WorkloadRequeued is True when an evicted workload is back in its queue.
 	WorkloadRequeued = "Requeued"
@@ -197,6 +199,20 @@ const (
 	// ReasonRequeuingLimitExceeded deactivates a workload evicted for its
 	// pods more often than waitForPodsReady's backoffLimitCount allows.
 	ReasonRequeuingLimitExceeded = "RequeuingLimitExceeded"
+
+	// Preempted reasons: who took the victim's quota.
+	// ReasonInClusterQueue: a higher-priority (or older) workload of its
+	// ClusterQueue.
+	ReasonInClusterQueue = "InClusterQueue"
+	// ReasonInCohortReclamation: a queue of its cohort took back quota its
+	// ClusterQueue borrowed.
+	ReasonInCohortReclamation = "InCohortReclamation"
+	// ReasonInCohortReclaimWhileBorrowing: a higher-priority workload of the
+	// cohort that borrows itself (borrowWithinCohort).
+	ReasonInCohortReclaimWhileBorrowing = "InCohortReclaimWhileBorrowing"
+	// ReasonInCohortFairSharing: its ClusterQueue's share of the cohort is
+	// above the preemptor's (fair sharing).
+	ReasonInCohortFairSharing = "InCohortFairSharing"
 
 	// Finished reasons.
 	ReasonSucceeded = "Succeeded"
