@@ -12,6 +12,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // JobWebhook is the generic webhook of a job kind: it creates jobs that name
@@ -116,5 +117,5 @@ func (w *JobWebhook[T]) holdsQuota(ctx context.Context, obj T) (bool, error) {
 	if err := w.reader.Get(ctx, key, &wl); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	return jobframework.HoldsQuota(&wl), nil
+	return workload.HoldsQuota(&wl), nil
 }

@@ -3,13 +3,13 @@ package jobframework
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // A Workload's quota is in use for as long as its job's pods run, which can
@@ -23,7 +23,7 @@ import (
 // the Workload go. A Workload that holds no quota goes at once; the job then
 // gets a new Workload and queues again.
 func (r *Reconciler[T]) releaseDeleted(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
-	if _, _, finished := job.Finished(); finished || !HoldsQuota(wl) {
+	if _, _, finished := job.Finished(); finished || !workload.HoldsQuota(wl) {
 		return r.removeFinalizer(ctx, wl)
 	}
 	if wrote, err := r.suspendAndRestore(ctx, job, wl); wrote || err != nil {
@@ -39,7 +39,7 @@ func (r *Reconciler[T]) releaseDeleted(ctx context.Context, job GenericJob, wl *
 // ensureFinalizer adds the finalizer to a Workload that lacks it (created
 // before Muster had it), reporting whether it wrote.
 func (r *Reconciler[T]) ensureFinalizer(ctx context.Context, wl *musterv1beta1.Workload) (bool, error) {
-	if isFinished(wl) || controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer) {
+	if workload.IsFinished(wl) || controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer) {
 		return false, nil
 	}
 	orig := wl.DeepCopy()
@@ -58,14 +58,4 @@ func (r *Reconciler[T]) removeFinalizer(ctx context.Context, wl *musterv1beta1.W
 		log.FromContext(ctx).V(2).Info("Released the quota of a deleted workload", "workload", klog.KObj(wl))
 	}
 	return client.IgnoreNotFound(err)
-}
-
-func isFinished(wl *musterv1beta1.Workload) bool {
-	return meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished)
-}
-
-// HoldsQuota reports whether the Workload reserves quota: admitted and not
-// finished.
-func HoldsQuota(wl *musterv1beta1.Workload) bool {
-	return wl.Status.Admission != nil && !isFinished(wl)
 }

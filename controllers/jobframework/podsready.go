@@ -6,19 +6,14 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-)
-
-// Reasons of waitForPodsReady.
-const (
-	ReasonPodsReadyTimeout = musterv1beta1.ReasonPodsReadyTimeout
-	ReasonDeactivated      = "RequeuingLimitExceeded"
+	"github.com/musterhq/muster/controllers/wlstatus"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // watchPodsReady keeps a running job's PodsReady condition up to date and,
@@ -67,22 +62,9 @@ func (r *Reconciler[T]) podsReadyDeadline(wl *musterv1beta1.Workload) (time.Time
 
 // setPodsReady writes the PodsReady condition when it changed.
 func (r *Reconciler[T]) setPodsReady(ctx context.Context, wl *musterv1beta1.Workload, ready bool) error {
-	cond := metav1.Condition{Type: musterv1beta1.WorkloadPodsReady, Status: metav1.ConditionFalse,
-		Reason: musterv1beta1.ReasonWaitForStart, Message: "Not all pods are ready yet", ObservedGeneration: wl.Generation}
-	old := meta.FindStatusCondition(wl.Status.Conditions, cond.Type)
-	switch {
-	case ready:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, musterv1beta1.ReasonReady, "All pods are ready"
-	case old != nil && old.Status == metav1.ConditionTrue:
-		cond.Reason, cond.Message = musterv1beta1.ReasonWaitForRecovery, "Pods that were all ready are not any more"
-	}
-	if old != nil && old.Status == cond.Status {
-		return nil
-	}
-	orig := wl.DeepCopy()
-	cond.LastTransitionTime = metav1.NewTime(r.opts.Clock.Now())
-	meta.SetStatusCondition(&wl.Status.Conditions, cond)
-	return r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	now := r.opts.Clock.Now()
+	_, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.SetPodsReady(wl, ready, now) })
+	return err
 }
 
 // evictForPodsReady evicts the workload with a requeue backoff, or
@@ -90,25 +72,21 @@ func (r *Reconciler[T]) setPodsReady(ctx context.Context, wl *musterv1beta1.Work
 func (r *Reconciler[T]) evictForPodsReady(ctx context.Context, wl *musterv1beta1.Workload) error {
 	o := r.opts.PodsReady
 	now := r.opts.Clock.Now()
-	count := int32(1)
-	if rs := wl.Status.RequeueState; rs != nil && rs.Count != nil {
-		count = *rs.Count + 1
-	}
+	count := workload.RequeueCount(wl) + 1
 	if o.BackoffLimit != nil && count > *o.BackoffLimit {
 		return r.deactivate(ctx, wl, count-1)
 	}
 	delay := Backoff(o.BackoffBase, o.BackoffMax, count)
 	orig := wl.DeepCopy()
 	msg := fmt.Sprintf("Not all pods were ready within %s of admission; requeued in %s (requeue %d)", o.Timeout, delay, count)
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
-		Reason: ReasonPodsReadyTimeout, Message: msg, ObservedGeneration: wl.Generation, LastTransitionTime: metav1.NewTime(now)})
-	wl.Status.RequeueState = &musterv1beta1.RequeueState{Count: ptr.To(count), RequeueAt: &metav1.Time{Time: now.Add(delay)}}
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
+		return workload.EvictWithBackoff(wl, msg, count, now.Add(delay), now)
+	}); err != nil {
 		return err
 	}
-	reportEviction(orig, ReasonPodsReadyTimeout)
-	r.recorder.Eventf(wl, nil, "Warning", ReasonPodsReadyTimeout, "Evict", msg)
-	log.FromContext(ctx).Info("Evicted workload whose pods were not ready in time", "workload", wl.Name, "requeues", count, "backoff", delay)
+	reportEviction(orig, musterv1beta1.ReasonPodsReadyTimeout)
+	r.recorder.Eventf(wl, nil, "Warning", musterv1beta1.ReasonPodsReadyTimeout, "Evict", msg)
+	log.FromContext(ctx).Info("Evicted workload whose pods were not ready in time", "workload", klog.KObj(wl), "requeues", count, "backoff", delay)
 	return nil
 }
 
@@ -116,23 +94,22 @@ func (r *Reconciler[T]) evictForPodsReady(ctx context.Context, wl *musterv1beta1
 // after too many PodsReady timeouts; its job is stopped and stays
 // suspended until a user reactivates it.
 func (r *Reconciler[T]) deactivate(ctx context.Context, wl *musterv1beta1.Workload, requeues int32) error {
-	if wl.Spec.Active != nil && !*wl.Spec.Active {
+	if !workload.IsActive(wl) {
 		return nil
 	}
 	msg := fmt.Sprintf("Deactivated: pods were not ready in time after %d requeues (waitForPodsReady.requeuingStrategy.backoffLimitCount)", requeues)
 	orig := wl.DeepCopy()
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
-		Reason: ReasonDeactivated, Message: msg, ObservedGeneration: wl.Generation})
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	now := r.opts.Clock.Now()
+	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Deactivate(wl, msg, now) }); err != nil {
 		return err
 	}
-	reportEviction(orig, ReasonDeactivated)
+	reportEviction(orig, musterv1beta1.ReasonRequeuingLimitExceeded)
 	wl.Spec.Active = ptr.To(false)
 	if err := r.client.Update(ctx, wl); err != nil {
 		return err
 	}
-	r.recorder.Eventf(wl, nil, "Warning", ReasonDeactivated, "Deactivate", msg)
-	log.FromContext(ctx).Info("Deactivated workload", "workload", wl.Name, "requeues", requeues)
+	r.recorder.Eventf(wl, nil, "Warning", musterv1beta1.ReasonRequeuingLimitExceeded, "Deactivate", msg)
+	log.FromContext(ctx).Info("Deactivated workload", "workload", klog.KObj(wl), "requeues", requeues)
 	return nil
 }
 

@@ -19,17 +19,18 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
 	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/controllers/wlstatus"
+	"github.com/musterhq/muster/internal/workload"
 )
 
-// Event reasons on jobs and workloads.
+// Event reasons on jobs and workloads. Condition reasons are API
+// (apis/muster/v1beta1); these only name events.
 const (
 	ReasonSuspended       = "Suspended"
 	ReasonCreatedWorkload = "CreatedWorkload"
 	ReasonStarted         = "Started"
 	ReasonStopped         = "Stopped"
 	ReasonFinished        = "Finished"
-	ReasonInactive        = "InactiveWorkload"
-	ReasonJobChanged      = "JobChanged"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
@@ -86,7 +87,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if msg, succeeded, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, job, wl, msg, succeeded)
 	}
-	if wl != nil && meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) && !job.IsSuspended() {
+	if wl != nil && workload.IsFinished(wl) && !job.IsSuspended() {
 		// The job runs again after its workload finished (a RayCluster
 		// resumed by its user): it needs quota anew.
 		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", wl.Name)
@@ -101,17 +102,17 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
 		return ctrl.Result{}, err
 	}
-	if wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadEvicted) {
+	if workload.HasQuotaReservation(wl) && !workload.IsEvicted(wl) {
 		switch {
-		case wl.Spec.Active != nil && !*wl.Spec.Active:
-			return ctrl.Result{}, r.evictWith(ctx, wl, ReasonInactive, "The workload was deactivated (spec.active=false)")
+		case !workload.IsActive(wl):
+			return ctrl.Result{}, r.evictWith(ctx, wl, musterv1beta1.ReasonInactiveWorkload, "The workload was deactivated (spec.active=false)")
 		case !sameAskedRequests(wl.Spec.PodSets, job.PodSets()):
 			// Resized while holding quota (parallelism, autoscaling): it
 			// must be admitted again at its new size.
-			return ctrl.Result{}, r.evictWith(ctx, wl, ReasonJobChanged, "The job's pods or requests changed after admission")
+			return ctrl.Result{}, r.evictWith(ctx, wl, musterv1beta1.ReasonJobChanged, "The job's pods or requests changed after admission")
 		}
 	}
-	if !isAdmitted(wl) {
+	if !workload.IsAdmitted(wl) {
 		return ctrl.Result{}, r.stop(ctx, job, wl)
 	}
 	if job.IsSuspended() {
@@ -271,7 +272,7 @@ func (r *Reconciler[T]) stop(ctx context.Context, job GenericJob, wl *musterv1be
 	if wrote, err := r.suspendAndRestore(ctx, job, wl); wrote || err != nil {
 		return err
 	}
-	if wl.Status.Admission != nil && !job.IsActive() {
+	if workload.HasQuotaReservation(wl) && !job.IsActive() {
 		return r.requeue(ctx, wl)
 	}
 	return nil
@@ -315,13 +316,13 @@ func (r *Reconciler[T]) suspend(ctx context.Context, job GenericJob, wl *musterv
 // released; a still-active one is queued again as it now is.
 func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workload, reason, msg string) error {
 	orig := wl.DeepCopy()
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
-		Reason: reason, Message: msg, ObservedGeneration: wl.Generation})
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	now := r.opts.Clock.Now()
+	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Evict(wl, reason, msg, now) })
+	if !wrote || err != nil {
 		return err
 	}
 	reportEviction(orig, reason)
-	log.FromContext(ctx).Info("Evicted workload", "workload", wl.Name, "reason", reason)
+	log.FromContext(ctx).Info("Evicted workload", "workload", klog.KObj(wl), "reason", reason)
 	return nil
 }
 
@@ -337,18 +338,15 @@ func reportEviction(wl *musterv1beta1.Workload, reason string) {
 
 // finish marks the workload Finished, which releases its quota.
 func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload, msg string, succeeded bool) error {
-	if wl == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+	if wl == nil || workload.IsFinished(wl) {
 		return nil
 	}
 	reason := musterv1beta1.ReasonSucceeded
 	if !succeeded {
 		reason = musterv1beta1.ReasonFailed
 	}
-	orig := wl.DeepCopy()
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
-		Type: musterv1beta1.WorkloadFinished, Status: metav1.ConditionTrue, Reason: reason, Message: msg, ObservedGeneration: wl.Generation,
-	})
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	now := r.opts.Clock.Now()
+	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) }); err != nil {
 		return err
 	}
 	if err := r.removeFinalizer(ctx, wl); err != nil {
@@ -356,7 +354,7 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 	}
 	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeNormal, ReasonFinished, "Finish", "Job finished: %s", reason)
 	r.recorder.Eventf(job.Object(), wl, corev1.EventTypeNormal, ReasonFinished, "Finish", "Workload %s finished, quota released", wl.Name)
-	log.FromContext(ctx).Info("Finished workload", "workload", wl.Name, "reason", reason)
+	log.FromContext(ctx).Info("Finished workload", "workload", klog.KObj(wl), "reason", reason)
 	return nil
 }
 
@@ -366,10 +364,10 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 // FailedToStart, which releases its quota, and the job stays suspended.
 func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload, cause error) error {
 	msg := fmt.Sprintf("The job cannot start in ClusterQueue %s: %v", wl.Status.Admission.ClusterQueue, cause)
-	orig := wl.DeepCopy()
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadFinished, Status: metav1.ConditionTrue,
-		Reason: musterv1beta1.ReasonFailedToStart, Message: msg, ObservedGeneration: wl.Generation})
-	if err := r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	now := r.opts.Clock.Now()
+	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
+		return workload.Finish(wl, musterv1beta1.ReasonFailedToStart, msg, now)
+	}); err != nil {
 		return err
 	}
 	if err := r.removeFinalizer(ctx, wl); err != nil {
@@ -384,35 +382,7 @@ func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *mus
 // requeue releases an evicted workload's quota: its job is stopped, so the
 // workload goes back to its queue.
 func (r *Reconciler[T]) requeue(ctx context.Context, wl *musterv1beta1.Workload) error {
-	orig := wl.DeepCopy()
-	msg, reason := "Quota released after eviction", musterv1beta1.ReasonEvicted
-	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
-		msg, reason = "Requeued after eviction: "+c.Message, c.Reason
-	}
-	wl.Status.Admission = nil
-	// The next admission's pods start from nothing: blockAdmission and the
-	// PodsReady timeout must not count the last admission's readiness.
-	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) != nil {
-		meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadPodsReady,
-			Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonWaitForStart, Message: "Not admitted", ObservedGeneration: wl.Generation})
-	}
-	requeued := metav1.Condition{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue, Reason: reason, Message: msg}
-	if wl.Spec.Active != nil && !*wl.Spec.Active {
-		requeued.Status, requeued.Reason = metav1.ConditionFalse, ReasonDeactivated
-	}
-	for _, c := range []metav1.Condition{
-		{Type: musterv1beta1.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonPending, Message: msg},
-		{Type: musterv1beta1.WorkloadAdmitted, Status: metav1.ConditionFalse, Reason: musterv1beta1.ReasonEvicted, Message: msg},
-		requeued,
-	} {
-		c.ObservedGeneration = wl.Generation
-		meta.SetStatusCondition(&wl.Status.Conditions, c)
-	}
-	return r.client.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-}
-
-func isAdmitted(wl *musterv1beta1.Workload) bool {
-	return wl.Status.Admission != nil &&
-		meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted) &&
-		!meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+	now := r.opts.Clock.Now()
+	_, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Requeue(wl, now) })
+	return err
 }

@@ -126,10 +126,12 @@ func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1
 	c := metav1.Condition{Type: musterv1beta1.ClusterQueueActive, ObservedGeneration: cq.Generation}
 	switch {
 	case !cq.DeletionTimestamp.IsZero():
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "Terminating", "ClusterQueue is being deleted; it admits nothing new"
-	case len(st.MissingFlavors) > 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonTerminating, "ClusterQueue is being deleted; it admits nothing new"
+	case st.InactiveBecause == core.FlavorsMissing:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonFlavorNotFound, st.Inactive
-	case st.Inactive != "":
+	case st.InactiveBecause == core.CohortCycle:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonCohortCycle, "ClusterQueue is inactive: "+st.Inactive
+	case st.InactiveBecause != core.Active:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonStopped, st.Inactive
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, musterv1beta1.ReasonReady, "Can admit new workloads"

@@ -12,6 +12,7 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/podrequests"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // This file translates API objects into the core's model and back.
@@ -186,11 +187,9 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 	}
 	if adm := wl.Status.Admission; adm != nil {
 		out.Admission = toAdmission(adm)
-		out.Evicting = meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
-		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil {
-			out.AdmittedAt = c.LastTransitionTime.Time
-		}
-		out.PodsReady = meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady)
+		out.Evicting = workload.IsEvicting(wl)
+		out.AdmittedAt = workload.ReservedAt(wl)
+		out.PodsReady = workload.IsPodsReady(wl)
 	}
 	return out
 }
@@ -258,14 +257,30 @@ func joinedAt(wl *musterv1beta1.Workload) time.Time {
 	return t
 }
 
-// isFinished reports whether the workload's job finished.
-func isFinished(wl *musterv1beta1.Workload) bool {
-	return meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished)
+// evictionReason is the Evicted reason of a core eviction.
+func evictionReason(e core.Eviction) string {
+	switch e {
+	case core.ClusterQueueStopped:
+		return musterv1beta1.ReasonClusterQueueStopped
+	case core.LocalQueueStopped:
+		return musterv1beta1.ReasonLocalQueueStopped
+	}
+	return musterv1beta1.ReasonEvicted
 }
 
-// isActive reports whether the workload may be queued.
-func isActive(wl *musterv1beta1.Workload) bool {
-	return wl.Spec.Active == nil || *wl.Spec.Active
+// preemptionReason is the Preempted reason of a core preemption.
+func preemptionReason(r core.PreemptionReason) string {
+	switch r {
+	case core.InClusterQueue:
+		return musterv1beta1.ReasonInClusterQueue
+	case core.InCohortReclamation:
+		return musterv1beta1.ReasonInCohortReclamation
+	case core.InCohortReclaimWhileBorrowing:
+		return musterv1beta1.ReasonInCohortReclaimWhileBorrowing
+	case core.InCohortFairSharing:
+		return musterv1beta1.ReasonInCohortFairSharing
+	}
+	return musterv1beta1.ReasonPreempted
 }
 
 // toFlavorUsage reports usage per flavor and resource, with the part

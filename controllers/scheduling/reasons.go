@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // reasonGrace is how long a workload waits before its pending reason is
@@ -52,10 +54,10 @@ type reasonWriter struct {
 	mu sync.Mutex
 	// latest is the reason to write per workload key; admitted workloads
 	// are dropped from it.
-	latest map[string]string
-	// written is when each workload's reason was last written; queued
+	latest map[string]core.Pending
+	// written is each workload's reason last written, and when; queued
 	// holds the workloads waiting in queue.
-	written map[string]time.Time
+	written map[string]writtenReason
 	queued  map[string]bool
 }
 
@@ -66,8 +68,14 @@ func newReasonWriter(c client.Client, clk clock.PassiveClock, clientQPS float32)
 		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, max(int(min(qps, 1000)), 1)),
 		busy:   flowcontrol.NewTokenBucketRateLimiter(busyRate, 1),
 		queue:  workqueue.NewTypedDelayingQueue[string](),
-		latest: map[string]string{}, written: map[string]time.Time{}, queued: map[string]bool{},
+		latest: map[string]core.Pending{}, written: map[string]writtenReason{}, queued: map[string]bool{},
 	}
+}
+
+// writtenReason is the reason last written for a workload, and when.
+type writtenReason struct {
+	reason core.Pending
+	at     time.Time
 }
 
 // schedulerWrote tells the writer the scheduler is busy writing.
@@ -82,13 +90,14 @@ func (r *reasonWriter) wait(ctx context.Context) error {
 }
 
 // set records why a workload waits; it is written after the grace period.
-// A reason already queued, or written and unchanged, costs a map lookup:
-// the cycle calls this for every workload it leaves pending.
-func (r *reasonWriter) set(key, msg string) {
+// A reason already queued, or written and unchanged, costs a map lookup and
+// a comparison: the cycle calls this for every workload it leaves pending,
+// and nothing is formatted until it is written.
+func (r *reasonWriter) set(key string, why core.Pending) {
 	r.mu.Lock()
 	prev, known := r.latest[key]
-	r.latest[key] = msg
-	due := !r.queued[key] && (!known || prev != msg || r.clock.Since(r.written[key]) >= pendingRefresh)
+	r.latest[key] = why
+	due := !r.queued[key] && (!known || !prev.Equal(&why) || r.clock.Since(r.written[key].at) >= pendingRefresh)
 	if due {
 		r.queued[key] = true
 	}
@@ -152,7 +161,7 @@ func (r *reasonWriter) run(ctx context.Context, workers int) {
 func (r *reasonWriter) write(ctx context.Context, key string) {
 	r.mu.Lock()
 	delete(r.queued, key)
-	msg, ok := r.latest[key]
+	why, ok := r.latest[key]
 	written := r.written[key]
 	r.mu.Unlock()
 	if !ok {
@@ -160,23 +169,25 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	}
 	var wl musterv1beta1.Workload
 	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &wl); err != nil || wl.Status.Admission != nil {
+	if err := r.client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, &wl); err != nil || workload.HasQuotaReservation(&wl) {
 		if apierrors.IsNotFound(err) {
 			r.forget(key)
 		}
 		return
 	}
 	// The same reason with other amounts (available quota moves with every
-	// admission) is rewritten at most every pendingRefresh.
+	// admission) is rewritten at most every pendingRefresh, as long as the
+	// workload still shows the reason last written.
+	msg := why.Message()
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil &&
-		c.Reason == musterv1beta1.ReasonPending && c.Message != msg && withoutNumbers(c.Message) == withoutNumbers(msg) &&
-		r.clock.Since(written) < pendingRefresh {
+		c.Reason == musterv1beta1.ReasonPending && c.Message != msg && r.clock.Since(written.at) < pendingRefresh &&
+		written.reason.SameButAmounts(&why) && c.Message == written.reason.Message() {
 		return
 	}
 	if err := r.wait(ctx); err != nil || !r.wanted(key) {
 		return
 	}
-	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg)
+	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg, r.clock.Now())
 	if err != nil {
 		if ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", key)
@@ -191,7 +202,7 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	}
 	r.mu.Lock()
 	if _, still := r.latest[key]; still {
-		r.written[key] = r.clock.Now()
+		r.written[key] = writtenReason{reason: why, at: r.clock.Now()}
 	}
 	r.mu.Unlock()
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
 )
 
 // TestReasonWriter: a reason is written once after the grace period however
@@ -48,12 +49,12 @@ func TestReasonWriter(t *testing.T) {
 	go r.run(ctx, 1)
 
 	for range 100 {
-		r.set("ns/waiting", "waiting for quota: 4 requested, 2 available")
-		r.set("ns/admitted", "waiting for quota")
+		r.set("ns/waiting", gpusShort("a100", 4, 2))
+		r.set("ns/admitted", gpusShort("a100", 4, 2))
 	}
 	r.forget("ns/admitted") // admitted within the grace period
 	time.Sleep(reasonGrace + 500*time.Millisecond)
-	r.set("ns/waiting", "waiting for quota: 4 requested, 2 available")
+	r.set("ns/waiting", gpusShort("a100", 4, 2))
 	time.Sleep(reasonGrace + 500*time.Millisecond)
 
 	var got musterv1beta1.Workload
@@ -61,7 +62,8 @@ func TestReasonWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
-	if cond == nil || cond.Message != "waiting for quota: 4 requested, 2 available" {
+	if want := "waiting for quota: couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor a100: " +
+		"4 requested, 2 available (quota 8)"; cond == nil || cond.Message != want {
 		t.Fatalf("pending reason = %+v", cond)
 	}
 	if writes["waiting"] != 1 || writes["admitted"] != 0 {
@@ -88,13 +90,63 @@ func TestReasonRetriedAfterAConflict(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go r.run(ctx, 1)
-	r.set("ns/w", "waiting for quota")
+	why := gpusShort("a100", 4, 2)
+	r.set("ns/w", why)
 	time.Sleep(2*reasonGrace + 500*time.Millisecond)
 	var got musterv1beta1.Workload
 	if err := c.Get(ctx, client.ObjectKeyFromObject(wl), &got); err != nil {
 		t.Fatal(err)
 	}
-	if cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond == nil || cond.Message != "waiting for quota" {
+	if cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond == nil || cond.Message != why.Message() {
 		t.Fatalf("pending reason = %+v after a conflicting first write", cond)
+	}
+}
+
+// gpusShort is the reason of a workload of one pod set short of GPUs in a
+// flavor of 8.
+func gpusShort(flavor string, need, available int64) core.Pending {
+	return core.Pending{Kind: core.NoQuota, NoFit: &core.NoFit{PodSet: "main", Reasons: []core.Reason{
+		{Resource: "nvidia.com/gpu", Flavor: flavor, Need: need, Available: available, Quota: 8}}}}
+}
+
+// The same reason with other amounts is not rewritten within
+// pendingRefresh (available quota moves with every admission); a reason
+// short in another flavor is, even one whose name differs only in digits.
+func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
+	wl := gpuWorkload("w", 0, "4")
+	writes := 0
+	c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(wl).WithStatusSubresource(wl).
+		WithInterceptorFuncs(interceptor.Funcs{
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				writes++
+				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+			},
+		}).Build()
+	r := newReasonWriter(c, clock.RealClock{}, 50)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go r.run(ctx, 1)
+	message := func() string {
+		var got musterv1beta1.Workload
+		if err := c.Get(ctx, client.ObjectKeyFromObject(wl), &got); err != nil {
+			t.Fatal(err)
+		}
+		return meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message
+	}
+	settle := func() { time.Sleep(reasonGrace + 500*time.Millisecond) }
+
+	first := gpusShort("a100", 4, 2)
+	r.set("ns/w", first)
+	settle()
+	r.set("ns/w", gpusShort("a100", 4, 1))
+	settle()
+	if writes != 1 || message() != first.Message() {
+		t.Fatalf("after other amounts: %d writes, message %q; want 1, %q", writes, message(), first.Message())
+	}
+	other := gpusShort("a200", 4, 1)
+	r.set("ns/w", other)
+	settle()
+	if writes != 2 || message() != other.Message() {
+		t.Fatalf("after another flavor: %d writes, message %q; want 2, %q", writes, message(), other.Message())
 	}
 }

@@ -3,14 +3,11 @@ package scheduling
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -20,7 +17,9 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/controllers/wlstatus"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // admissionWriters bounds the admission writes in flight. The cycle does
@@ -57,7 +56,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 		writers: make(chan struct{}, admissionWriters),
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
-	state.onForget = s.reasons.forget
+	state.OnForget = s.reasons.forget
 	return s
 }
 
@@ -175,16 +174,15 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		case d.Admission == nil && len(d.Victims) == 0 && !d.Workload.NeedsPreemptionSince.IsZero():
 			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
-		if d.Evict != "" {
-			s.evict(ctx, d.Workload, nil, musterv1beta1.ReasonStopped, "", d.Message)
+		if d.Evict != core.NoEviction {
+			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
 			continue
 		}
 		if failed := s.preempt(ctx, d); len(failed) > 0 {
 			// Not parked: the victims that are not evicting release nothing
 			// that would wake it, so it tries again shortly.
 			d.Park = false
-			d.Message = fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",
-				strings.Join(failed, ", "), "the victim's admission is still being written, or it changed")
+			d.Pending = core.Pending{Kind: core.EvictionRetry, Workloads: failed}
 			s.wake.after(ctx, preemptionRetry)
 		}
 		if d.Admission == nil {
@@ -218,8 +216,9 @@ const preemptionRetry = 500 * time.Millisecond
 func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
 	var failed []string
 	for _, v := range d.Victims {
-		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, v.Reason)
-		if !s.evict(ctx, v.Workload, d.Workload, musterv1beta1.ReasonPreempted, v.Reason, msg) {
+		reason := preemptionReason(v.Reason)
+		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, reason)
+		if !s.evict(ctx, v.Workload, d.Workload, musterv1beta1.ReasonPreempted, reason, msg) {
 			failed = append(failed, v.Workload.Key)
 		}
 	}
@@ -234,27 +233,30 @@ func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
 // write, is not evicted.
 func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload, reason, preemptionReason, msg string) bool {
 	var wl musterv1beta1.Workload
-	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || wl.Status.Admission == nil {
+	if err := s.client.Get(ctx, nameOf(victim), &wl); err != nil || !workload.HasQuotaReservation(&wl) {
 		return false
 	}
 	s.reasons.schedulerWrote()
-	orig := wl.DeepCopy()
-	now := metav1.NewTime(s.clock.Now())
-	setCondition(&wl, musterv1beta1.WorkloadEvicted, metav1.ConditionTrue, reason, msg, now)
-	if preemptionReason != "" {
-		setCondition(&wl, musterv1beta1.WorkloadPreempted, metav1.ConditionTrue, preemptionReason, msg, now)
+	now := s.clock.Now()
+	transition := func(wl *musterv1beta1.Workload) bool { return workload.Evict(wl, reason, msg, now) }
+	if preemptor != nil {
+		transition = func(wl *musterv1beta1.Workload) bool { return workload.Preempt(wl, preemptionReason, msg, now) }
 	}
-	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	wrote, err := wlstatus.Patch(ctx, s.client, &wl, transition)
+	if err != nil {
 		// Not marked evicting: the next cycle plans again.
-		log.FromContext(ctx).V(2).Info("Eviction write failed; planned again next cycle", "workload", victim.Key, "error", err.Error())
+		log.FromContext(ctx).V(2).Info("Eviction write failed; planned again next cycle", "workload", klog.KObj(&wl), "error", err.Error())
 		s.state.Queues.Notify()
 		return false
 	}
 	s.state.Cache.MarkEvicting(victim.Key)
+	if !wrote {
+		return true // it says so already
+	}
 	cq := string(wl.Status.Admission.ClusterQueue)
 	metrics.ReportEviction(cq, reason)
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
-	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(victim.Namespace, victim.Name), "clusterQueue", cq, "reason", reason)
+	logger := log.FromContext(ctx).WithValues("workload", klog.KObj(&wl), "clusterQueue", cq, "reason", reason)
 	if preemptor != nil {
 		logger = logger.WithValues("detail", preemptionReason, "preemptor", klog.KRef(preemptor.Namespace, preemptor.Name))
 	}
@@ -268,7 +270,7 @@ func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
 	if d.Park {
 		s.state.Queues.Park(d.Workload, seq)
 	}
-	s.reasons.set(d.Workload.Key, d.Message)
+	s.reasons.set(d.Workload.Key, d.Pending)
 }
 
 // admit writes an assumed admission to the Workload's status in one write:
@@ -295,32 +297,18 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	if wl.ResourceVersion != assumed.ResourceVersion {
 		return fmt.Errorf("workload changed since it was decided on (version %s, now %s)", assumed.ResourceVersion, wl.ResourceVersion)
 	}
-	orig := wl.DeepCopy()
-	now := metav1.NewTime(s.clock.Now())
+	now := s.clock.Now()
 	cq := assumed.Admission.ClusterQueue
-	wl.Status.Admission = fromAdmission(assumed.Admission)
-	msg := fmt.Sprintf("Quota reserved in ClusterQueue %s", cq)
-	setCondition(&wl, musterv1beta1.WorkloadQuotaReserved, metav1.ConditionTrue, musterv1beta1.ReasonQuotaReserved, msg, now)
-	setCondition(&wl, musterv1beta1.WorkloadAdmitted, metav1.ConditionTrue, musterv1beta1.ReasonAdmitted,
-		"The workload is admitted", now)
-	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued) != nil {
-		// False now, so that a later requeue is stamped with its own time.
-		setCondition(&wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, musterv1beta1.ReasonAdmitted, msg, now)
-	}
-	if meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) {
-		// Readiness of an earlier admission: these pods have yet to start.
-		setCondition(&wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not all pods are ready yet", now)
-	}
-	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
-	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadPreempted)
-	if err := s.client.Status().Patch(ctx, &wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
+	if _, err := wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
+		return workload.Reserve(wl, fromAdmission(assumed.Admission), now) && workload.Admit(wl, now)
+	}); err != nil {
 		return err
 	}
 	wait := s.clock.Since(wl.CreationTimestamp.Time)
 	metrics.AdmissionsTotal.WithLabelValues(cq).Inc()
 	metrics.AdmissionWaitTime.WithLabelValues(cq).Observe(wait.Seconds())
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Reserve",
-		"%s, wait time since creation was %s", msg, wait.Round(time.Second))
+		"Quota reserved in ClusterQueue %s, wait time since creation was %s", cq, wait.Round(time.Second))
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit",
 		"Admitted by ClusterQueue %s", cq)
 	return nil
@@ -333,30 +321,13 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 	var wl musterv1beta1.Workload
 	if err := s.reader.Get(ctx, nameOf(w), &wl); err != nil {
 		if apierrors.IsNotFound(err) {
-			s.state.forgetWorkload(w.Key)
+			s.state.Forget(w.Key)
 		}
 		return
 	}
 	var ns corev1.Namespace
 	_ = s.reader.Get(ctx, types.NamespacedName{Name: wl.Namespace}, &ns)
 	s.state.applyWorkload(&wl, ns.Labels, s.clock.Now())
-}
-
-// withoutNumbers is a message with its quantities blanked, to tell a new
-// reason from the same reason with other amounts.
-func withoutNumbers(msg string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' {
-			return '#'
-		}
-		return r
-	}, msg)
-}
-
-func setCondition(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, reason, msg string, now metav1.Time) {
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: msg, ObservedGeneration: wl.Generation, LastTransitionTime: now,
-	})
 }
 
 func nameOf(wl *core.Workload) types.NamespacedName {

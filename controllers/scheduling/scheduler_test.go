@@ -112,8 +112,9 @@ func TestPreemptorIsRetriedWhenItsVictimCannotBeEvicted(t *testing.T) {
 				t.Errorf("the preemptor was parked: heads %v", got)
 			}
 			s.reasons.mu.Lock()
-			msg := s.reasons.latest["ns/high"]
+			why := s.reasons.latest["ns/high"]
 			s.reasons.mu.Unlock()
+			msg := why.Message()
 			if !strings.Contains(msg, "preemption in progress: could not evict ns/low yet") {
 				t.Errorf("pending reason %q", msg)
 			}
@@ -214,5 +215,54 @@ func TestRequeuingTimestamp(t *testing.T) {
 		if got := s.pendingWorkload(wl, nil).Created; !got.Equal(tc.want) {
 			t.Errorf("byCreation=%v, requeued after %s: ordered from %s, want %s", tc.byCreation, tc.reason, got, tc.want)
 		}
+	}
+}
+
+// A draining queue's workloads are evicted with the reason of the queue
+// that drains them, in their condition and in the eviction metric, not a
+// generic one.
+func TestDrainWritesTheDecisionsReason(t *testing.T) {
+	for name, tc := range map[string]struct {
+		stopCQ, stopLQ bool
+		want, message  string
+	}{
+		"ClusterQueue drained": {stopCQ: true, want: musterv1beta1.ReasonClusterQueueStopped, message: "ClusterQueue cq is stopped and draining"},
+		"LocalQueue drained":   {stopLQ: true, want: musterv1beta1.ReasonLocalQueueStopped, message: "LocalQueue lq is stopped and draining"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			wl := gpuWorkload("w", 0, "2")
+			wl.Status.Admission = &musterv1beta1.Admission{ClusterQueue: "cq", PodSetAssignments: []musterv1beta1.PodSetAssignment{{
+				Name: "main", Flavors: map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference{"nvidia.com/gpu": "a100"},
+				ResourceUsage: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("2")}}}}
+			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(wl).WithStatusSubresource(wl).Build()
+			state := preemptingState()
+			drain := musterv1beta1.HoldAndDrain
+			if tc.stopCQ {
+				var cq musterv1beta1.ClusterQueue
+				cq.Name = "cq"
+				cq.Spec = musterv1beta1.ClusterQueueSpec{NamespaceSelector: &metav1.LabelSelector{}, StopPolicy: &drain,
+					ResourceGroups: []musterv1beta1.ResourceGroup{{CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
+						Flavors: []musterv1beta1.FlavorQuotas{{Name: "a100", Resources: []musterv1beta1.ResourceQuota{
+							{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("4")}}}}}}}
+				state.applyClusterQueue(&cq)
+			}
+			if tc.stopLQ {
+				state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
+					Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq", StopPolicy: &drain}})
+			}
+			state.applyWorkload(wl, nil, time.Now())
+			s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()), 50)
+			s.cycle(context.Background())
+			s.drain()
+
+			var got musterv1beta1.Workload
+			if err := c.Get(context.Background(), client.ObjectKeyFromObject(wl), &got); err != nil {
+				t.Fatal(err)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadEvicted)
+			if cond == nil || cond.Reason != tc.want || cond.Message != tc.message {
+				t.Errorf("Evicted = %+v, want reason %s, message %q", cond, tc.want, tc.message)
+			}
+		})
 	}
 }

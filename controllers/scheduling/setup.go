@@ -31,7 +31,6 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state.Cache.SetFairSharing(fairSharing)
 	state.Cache.SetBlockAdmission(opts.BlockAdmission)
 	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
-	state.blockAdmission = opts.BlockAdmission
 	state.requeueByCreation = opts.RequeueByCreation
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{

@@ -12,11 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // InUseFinalizer keeps a ClusterQueue or ResourceFlavor that admitted
@@ -33,12 +33,9 @@ const statusCoalesceDelay = time.Second
 // scheduler's start-up rebuild call the same functions, so the core ends up
 // the same whatever path an object took.
 type State struct {
-	Cache  *core.Cache
-	Queues *core.Queues
-
-	// blockAdmission is waitForPodsReady.blockAdmission: admission anywhere
-	// waits for any admitted workload, so any release may unblock anyone.
-	blockAdmission bool
+	// Tracker holds the cache and queues and the policy of who gets
+	// another chance when a workload, a queue or quota changes.
+	*core.Tracker
 	// requeueByCreation orders workloads requeued after a PodsReady timeout
 	// by their creation (requeuingStrategy.timestamp: Creation).
 	requeueByCreation bool
@@ -56,16 +53,12 @@ type State struct {
 	// clusterQueueEvents asks the ClusterQueue controller to refresh a
 	// queue's activity and status (e.g. its flavor appeared).
 	clusterQueueEvents chan event.GenericEvent
-
-	// onForget, when set, hears of every workload dropped from the state.
-	onForget func(key string)
 }
 
 // NewState returns an empty state.
 func NewState() *State {
 	return &State{
-		Cache:              core.NewCache(),
-		Queues:             core.NewQueues(),
+		Tracker:            core.NewTracker(),
 		synced:             make(chan struct{}),
 		localQueues:        map[string]localQueueState{},
 		clusterQueueEvents: make(chan event.GenericEvent, 1024),
@@ -85,11 +78,7 @@ func (s *State) applyCohort(co *musterv1beta1.Cohort) {
 // of its cohort tree get another chance, since a spec change (joining a
 // cohort, lending more) may let them fit.
 func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
-	c := toClusterQueue(cq)
-	before := s.Cache.CohortQueues(c.Name)
-	s.Cache.UpsertClusterQueue(c)
-	s.Queues.UpsertClusterQueue(c.Name, c.Strategy)
-	s.Queues.Unpark(append(before, s.Cache.CohortQueues(c.Name)...)...)
+	s.Tracker.UpsertClusterQueue(toClusterQueue(cq))
 }
 
 // applyLocalQueue applies a LocalQueue; a resumed one's workloads are
@@ -151,33 +140,36 @@ func (s *State) waitSynced(ctx context.Context) error {
 // workload requeued with a backoff is kept out of the queues until its
 // requeue time, which is returned (zero otherwise).
 func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string, now time.Time) time.Time {
-	key := wl.Namespace + "/" + wl.Name
-	switch {
-	case isFinished(wl) || (!wl.DeletionTimestamp.IsZero() && !stillRunning(wl)):
-		s.forgetWorkload(key)
-	case wl.Status.Admission != nil:
-		// Also a Workload being deleted whose job has not stopped yet: its
-		// pods still use the quota until its finalizer goes.
-		if s.Cache.AddOrUpdateWorkload(toWorkload(wl, namespaceLabels)) {
-			s.Queues.Unpark() // admission may have waited for these pods
-		}
-		s.Queues.Delete(key)
-	case !isActive(wl):
-		s.Queues.Forget(key)
-		s.release(s.Cache.ReleaseConfirmed(key))
-	case requeueAt(wl).After(now):
-		s.Queues.Forget(key)
-		s.release(s.Cache.ReleaseConfirmed(key))
-		return requeueAt(wl)
-	default:
-		s.release(s.Cache.ReleaseConfirmed(key))
-		// A workload the scheduler just assumed is not queued again: the
-		// API view predates the admission being written.
-		if !s.Cache.HoldsQuota(key) {
-			s.Queues.AddOrUpdate(s.pendingWorkload(wl, namespaceLabels))
-		}
+	phase := phaseOf(wl, now)
+	w := &core.Workload{Key: wl.Namespace + "/" + wl.Name}
+	switch phase {
+	case core.PhaseHolding:
+		w = toWorkload(wl, namespaceLabels)
+	case core.PhasePending:
+		w = s.pendingWorkload(wl, namespaceLabels)
+	}
+	s.Apply(phase, w)
+	if phase == core.PhaseBackoff {
+		return workload.RequeueAt(wl)
 	}
 	return time.Time{}
+}
+
+// phaseOf reads where a workload is in its life from its status. A
+// Workload being deleted whose job has not stopped yet still holds quota:
+// its pods use it until its finalizer goes.
+func phaseOf(wl *musterv1beta1.Workload, now time.Time) core.Phase {
+	switch {
+	case workload.Gone(wl):
+		return core.PhaseGone
+	case workload.HasQuotaReservation(wl):
+		return core.PhaseHolding
+	case !workload.IsActive(wl):
+		return core.PhaseInactive
+	case workload.RequeueAt(wl).After(now):
+		return core.PhaseBackoff
+	}
+	return core.PhasePending
 }
 
 // pendingWorkload is the core's view of a pending workload, ordered in its
@@ -193,35 +185,6 @@ func (s *State) pendingWorkload(wl *musterv1beta1.Workload, namespaceLabels map[
 	return w
 }
 
-// stillRunning reports whether a Workload being deleted still holds quota
-// for a job that has not stopped: its job reconciler removes the finalizer
-// once the job is stopped.
-func stillRunning(wl *musterv1beta1.Workload) bool {
-	return wl.Status.Admission != nil && controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
-}
-
-// forgetWorkload drops a deleted or finished workload and frees its quota.
-func (s *State) forgetWorkload(key string) {
-	s.Queues.Forget(key)
-	s.release(s.Cache.DeleteWorkload(key))
-	if s.onForget != nil {
-		s.onForget(key)
-	}
-}
-
-// release gives the workloads that wait for quota freed in a ClusterQueue
-// another chance: those of every queue of its cohort tree, which may borrow
-// it or were waiting for preemption victims there.
-func (s *State) release(clusterQueue string) {
-	switch {
-	case clusterQueue == "":
-	case s.blockAdmission:
-		s.Queues.Unpark() // admission everywhere may have waited for it
-	default:
-		s.Queues.Unpark(s.Cache.CohortQueues(clusterQueue)...)
-	}
-}
-
 // refreshClusterQueues asks the ClusterQueue controller to refresh queues.
 func (s *State) refreshClusterQueues(names ...string) {
 	for _, name := range names {
@@ -230,11 +193,3 @@ func (s *State) refreshClusterQueues(names ...string) {
 }
 
 func keyOf(nn types.NamespacedName) string { return nn.Namespace + "/" + nn.Name }
-
-// requeueAt is when a workload evicted with a backoff may be queued again.
-func requeueAt(wl *musterv1beta1.Workload) time.Time {
-	if rs := wl.Status.RequeueState; rs != nil && rs.RequeueAt != nil {
-		return rs.RequeueAt.Time
-	}
-	return time.Time{}
-}

@@ -14,8 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +22,8 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
+	"github.com/musterhq/muster/controllers/wlstatus"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch;create;update;patch;delete
@@ -51,7 +51,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 	var wl musterv1beta1.Workload
 	if err := r.client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.state.forgetWorkload(keyOf(req.NamespacedName))
+			r.state.Forget(keyOf(req.NamespacedName))
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -63,9 +63,9 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 	now := r.clock.Now()
 	if until := r.state.applyWorkload(&wl, ns.Labels, now); !until.IsZero() {
 		msg := fmt.Sprintf("Waiting for the requeue backoff to end at %s", until.UTC().Format(time.RFC3339))
-		return ctrl.Result{RequeueAfter: until.Sub(now)}, setPending(ctx, r.client, &wl, "Backoff", msg)
+		return ctrl.Result{RequeueAfter: until.Sub(now)}, setPending(ctx, r.client, &wl, musterv1beta1.ReasonBackoff, msg, now)
 	}
-	if wl.Status.Admission == nil && !isFinished(&wl) && isActive(&wl) {
+	if !workload.HasQuotaReservation(&wl) && !workload.IsFinished(&wl) && workload.IsActive(&wl) {
 		return ctrl.Result{}, r.reportMissingQueue(ctx, &wl)
 	}
 	return ctrl.Result{}, nil
@@ -79,36 +79,27 @@ func (r *WorkloadReconciler) reportMissingQueue(ctx context.Context, wl *musterv
 	var reason, msg string
 	switch {
 	case !ok:
-		reason, msg = "LocalQueueNotFound", fmt.Sprintf("LocalQueue %s doesn't exist", wl.Spec.QueueName)
+		reason, msg = musterv1beta1.ReasonLocalQueueNotFound, fmt.Sprintf("LocalQueue %s doesn't exist", wl.Spec.QueueName)
 	case !r.state.Cache.HasClusterQueue(cq):
 		reason, msg = musterv1beta1.ReasonClusterQueueNotFound, fmt.Sprintf("ClusterQueue %s doesn't exist", cq)
 	default:
 		return nil
 	}
-	return setPending(ctx, r.client, wl, reason, msg)
+	return setPending(ctx, r.client, wl, reason, msg, r.clock.Now())
 }
 
 // setPending writes QuotaReserved=False with a reason, unless the workload
 // already says exactly that: unchanged reasons cost no API write. A write
 // onto a stale version is skipped: the newer version is reconciled anyway.
-func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string) error {
-	_, err := writePending(ctx, c, wl, reason, msg)
+func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string, now time.Time) error {
+	_, err := writePending(ctx, c, wl, reason, msg, now)
 	return err
 }
 
 // writePending is setPending reporting whether the workload now says it:
 // false when the write was skipped on a stale or deleted workload.
-func writePending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string) (bool, error) {
-	if cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond != nil &&
-		cond.Status == metav1.ConditionFalse && cond.Reason == reason && cond.Message == msg {
-		return true, nil
-	}
-	orig := wl.DeepCopy()
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{
-		Type: musterv1beta1.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: reason, Message: msg,
-		ObservedGeneration: wl.Generation,
-	})
-	err := c.Status().Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+func writePending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string, now time.Time) (bool, error) {
+	_, err := wlstatus.Patch(ctx, c, wl, func(wl *musterv1beta1.Workload) bool { return workload.SetPending(wl, reason, msg, now) })
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		log.FromContext(ctx).V(2).Info("Skipped pending reason on a stale workload", "workload", klog.KObj(wl))
 		return false, nil

@@ -29,10 +29,10 @@ func TestMemoryTotalsBeyondEightPiB(t *testing.T) {
 	tooBig := &Workload{Key: "ns/huge", Namespace: "ns", Name: "huge", Queue: "lq",
 		PodSets: []PodSet{{Name: "main", Count: 2, Requests: Requests{"memory": 7 * pib}}}}
 	ds = Schedule(c.Snapshot(), map[string][]*Workload{"a": {tooBig}})
-	if ds[0].Admission != nil || ds[0].Message == "" {
+	if ds[0].Admission != nil || ds[0].Message() == "" {
 		t.Fatalf("14 PiB admitted into 12 PiB: %+v", ds[0])
 	}
-	t.Log(ds[0].Message)
+	t.Log(ds[0].Message())
 }
 
 func TestAmountsRoundTrip(t *testing.T) {

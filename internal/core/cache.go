@@ -73,6 +73,12 @@ func (c *Cache) SetBlockAdmission(on bool) {
 	c.blockAdmission = on
 }
 
+func (c *Cache) blocksAdmission() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.blockAdmission
+}
+
 // SetLocalQueueStop records a LocalQueue's stop policy.
 func (c *Cache) SetLocalQueueStop(key string, p StopPolicy) {
 	c.mu.Lock()

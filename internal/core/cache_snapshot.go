@@ -29,7 +29,8 @@ func (c *Cache) Snapshot() *Snapshot {
 	}
 	for name, cq := range c.queues {
 		leaf := newNode(name, cq.ResourceGroups, cq.Weight)
-		q := &QueueSnapshot{ClusterQueue: cq, node: leaf, Workloads: map[string]*Workload{}, Inactive: c.inactiveReason(cq)}
+		q := &QueueSnapshot{ClusterQueue: cq, node: leaf, Workloads: map[string]*Workload{}}
+		q.InactiveBecause, q.Inactive = c.inactiveReason(cq)
 		leaf.queue = q
 		s.queues[name] = q
 		if cq.Cohort != "" {
@@ -49,8 +50,8 @@ func (c *Cache) Snapshot() *Snapshot {
 		if q.node.parent == nil {
 			q.node.computeSubtree()
 		}
-		if q.Inactive == "" && q.Cohort != "" && cycles[q.node.root().name] {
-			q.Inactive = "cohort " + q.Cohort + " is part of a cycle of parents"
+		if q.InactiveBecause == Active && q.Cohort != "" && cycles[q.node.root().name] {
+			q.InactiveBecause, q.Inactive = CohortCycle, c.cohortCycleMessage(q.Cohort)
 		}
 	}
 	for name, q := range s.queues {

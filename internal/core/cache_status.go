@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -12,11 +13,13 @@ type QueueStatus struct {
 	Borrowed Usage
 	// WeightedShare is the queue's DRF share in thousandths (fair sharing).
 	WeightedShare int64
-	// Inactive says why the queue admits nothing, or is empty.
-	Inactive       string
-	MissingFlavors []string
-	Reserving      int
-	Usage          Usage
+	// Inactive says why the queue admits nothing, or is empty;
+	// InactiveBecause is its cause.
+	Inactive        string
+	InactiveBecause Inactivity
+	MissingFlavors  []string
+	Reserving       int
+	Usage           Usage
 	// ByLocalQueue counts reserving workloads and usage per LocalQueue key
 	// (namespace/name).
 	ByLocalQueue map[string]*LocalQueueUsage
@@ -38,7 +41,7 @@ func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
 	if ok {
 		st.MissingFlavors = c.missingFlavors(cq)
 		if q := snap.Queue(name); q != nil {
-			st.Inactive = q.Inactive
+			st.Inactive, st.InactiveBecause = q.Inactive, q.InactiveBecause
 			st.Borrowed = q.Borrowed()
 			st.WeightedShare = q.node.share()
 		}
@@ -65,12 +68,44 @@ func (c *Cache) missingFlavors(cq *ClusterQueue) []string {
 	return missing
 }
 
-func (c *Cache) inactiveReason(cq *ClusterQueue) string {
+// Inactivity is why a ClusterQueue admits nothing.
+type Inactivity int
+
+const (
+	// Active: it admits.
+	Active Inactivity = iota
+	// FlavorsMissing: a flavor it names does not exist.
+	FlavorsMissing
+	// Stopped: its stopPolicy holds it (or it is being deleted).
+	Stopped
+	// CohortCycle: its cohort tree has a cycle of parents, so what it may
+	// borrow is undefined.
+	CohortCycle
+)
+
+// inactiveReason says why a queue admits nothing, from its own state (its
+// cohort tree is looked at when the snapshot is linked).
+func (c *Cache) inactiveReason(cq *ClusterQueue) (Inactivity, string) {
 	if missing := c.missingFlavors(cq); len(missing) > 0 {
-		return fmt.Sprintf("ResourceFlavor %s not found", strings.Join(missing, ", "))
+		return FlavorsMissing, fmt.Sprintf("ResourceFlavor %s not found", strings.Join(missing, ", "))
 	}
 	if cq.Stop != Running {
-		return "ClusterQueue is stopped"
+		return Stopped, "ClusterQueue is stopped"
 	}
-	return ""
+	return Active, ""
+}
+
+// cohortCycleMessage tells the users of a queue whose cohort tree has a
+// cycle of parents which Cohorts form it and what to change.
+func (c *Cache) cohortCycleMessage(cohort string) string {
+	chain := c.ancestors(cohort)
+	last := chain[len(chain)-1]
+	var loop []string
+	if co, ok := c.cohorts[last]; ok && co.Parent != "" {
+		start := slices.Index(chain, co.Parent)
+		loop = append(chain[max(start, 0):len(chain):len(chain)], co.Parent)
+	}
+	return fmt.Sprintf("its cohort %s is in a tree with a cycle of Cohort parents (%s); "+
+		"it admits nothing until the spec.parent of one of these Cohorts is changed to break the cycle",
+		cohort, strings.Join(loop, " -> "))
 }

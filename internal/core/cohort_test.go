@@ -99,8 +99,13 @@ func TestCohortCycleMakesQueuesInactive(t *testing.T) {
 	c := cacheWith([]*ClusterQueue{inCohort(gpuQueue("a", gpus("a100", 2)), "x")}, "a100")
 	c.UpsertCohort(&Cohort{Name: "x", Parent: "y"})
 	c.UpsertCohort(&Cohort{Name: "y", Parent: "x"})
-	if st := c.ClusterQueueStatus("a"); !strings.Contains(st.Inactive, "cycle") {
-		t.Errorf("inactive = %q", st.Inactive)
+	st := c.ClusterQueueStatus("a")
+	if st.InactiveBecause != CohortCycle || !strings.Contains(st.Inactive, "(x -> y -> x)") {
+		t.Errorf("inactive = %v %q, want CohortCycle naming x -> y -> x", st.InactiveBecause, st.Inactive)
+	}
+	c.UpsertCohort(&Cohort{Name: "y"})
+	if st := c.ClusterQueueStatus("a"); st.InactiveBecause != Active {
+		t.Errorf("still inactive once the cycle is broken: %v %q", st.InactiveBecause, st.Inactive)
 	}
 }
 
@@ -163,7 +168,7 @@ type preemptionCase struct {
 	evicting    []string
 	pending     *Workload
 	wantVictims []string
-	wantReason  string
+	wantReason  PreemptionReason
 	wantWaitFor bool
 	wantAdmit   bool
 }
@@ -282,7 +287,7 @@ func runPreemptionCase(t *testing.T, tc preemptionCase) {
 	}
 	d := ds[0]
 	if (d.Admission != nil) != tc.wantAdmit {
-		t.Fatalf("admitted = %v, want %v (%s)", d.Admission != nil, tc.wantAdmit, d.Message)
+		t.Fatalf("admitted = %v, want %v (%s)", d.Admission != nil, tc.wantAdmit, d.Message())
 	}
 	var victims []string
 	for _, v := range d.Victims {
@@ -293,9 +298,9 @@ func runPreemptionCase(t *testing.T, tc preemptionCase) {
 	}
 	slices.Sort(victims)
 	if !slices.Equal(victims, tc.wantVictims) {
-		t.Errorf("victims %v, want %v (%s)", victims, tc.wantVictims, d.Message)
+		t.Errorf("victims %v, want %v (%s)", victims, tc.wantVictims, d.Message())
 	}
-	if waiting := strings.Contains(d.Message, "being evicted"); waiting != tc.wantWaitFor {
-		t.Errorf("waiting = %v, want %v (%s)", waiting, tc.wantWaitFor, d.Message)
+	if waiting := strings.Contains(d.Message(), "being evicted"); waiting != tc.wantWaitFor {
+		t.Errorf("waiting = %v, want %v (%s)", waiting, tc.wantWaitFor, d.Message())
 	}
 }

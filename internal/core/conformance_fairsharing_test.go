@@ -119,13 +119,13 @@ func fairPreemptionCases() []conformanceCase {
 			// InCohortReclamation (FairSharingPreemptWithinNominal, on by default).
 			name:    "fair-sharing reclaim of nominal quota is reported as cohort reclamation",
 			running: fairRunning(map[string]int{"a": 3, "b": 5, "c": 1}),
-			pending: in("c", job("c_incoming", 0, 99, 1)), wantVictims: []string{"b5:" + InCohortReclamation},
+			pending: in("c", job("c_incoming", 0, 99, 1)), wantVictims: []string{"b5:" + string(InCohortReclamation)},
 		}),
 		fair(conformanceCase{
 			// preemption_fair_test "reclaim borrowable quota from user using the most".
 			name:    "fair sharing takes borrowed quota from the queue with the highest share",
 			running: fairRunning(map[string]int{"a": 3, "b": 5, "c": 1}),
-			pending: in("a", job("a_incoming", 0, 99, 1)), wantVictims: []string{"b5:" + InCohortFairSharing},
+			pending: in("a", job("a_incoming", 0, 99, 1)), wantVictims: []string{"b5:" + string(InCohortFairSharing)},
 		}),
 		fair(conformanceCase{
 			// preemption_fair_test "preempt one from each CQ borrowing" (quantities doubled).
@@ -158,7 +158,7 @@ func fairPreemptionCases() []conformanceCase {
 			running: concat(on("a", job("a1_low", -1, 1, 1), job("a2_low", -1, 2, 1), job("a3", 0, 3, 1), job("a4", 0, 4, 1)),
 				fairRunning(map[string]int{"b": 5})),
 			pending:     in("a", job("a_incoming", 0, 99, 2)),
-			wantVictims: []string{"a1_low:" + InClusterQueue, "a2_low:" + InClusterQueue},
+			wantVictims: []string{"a1_low:" + string(InClusterQueue), "a2_low:" + string(InClusterQueue)},
 		}),
 		fair(conformanceCase{
 			// preemption_fair_test "can preempt a combination of same CQ and highest user".
@@ -166,7 +166,7 @@ func fairPreemptionCases() []conformanceCase {
 			running: concat(on("a", job("a_low", -1, 1, 1), job("a2", 0, 2, 1), job("a3", 0, 3, 1)),
 				fairRunning(map[string]int{"b": 6})),
 			pending:     in("a", job("a_incoming", 0, 99, 2)),
-			wantVictims: []string{"a_low:" + InClusterQueue, "b6:" + InCohortFairSharing},
+			wantVictims: []string{"a_low:" + string(InClusterQueue), "b6:" + string(InCohortFairSharing)},
 		}),
 		fair(conformanceCase{
 			// preemption_fair_test "preempt huge workload if there is no other option, as long as the
@@ -210,7 +210,7 @@ func fairPreemptionCases() []conformanceCase {
 			queues:      []*ClusterQueue{preempts(cq("solo", "", cpus("default", 1)), PreemptLowerPriority, PreemptNever)},
 			running:     on("solo", job("a1", 0, 1, 1)),
 			pending:     in("solo", job("a_incoming", 1000, 99, 1)),
-			wantVictims: []string{"a1:" + InClusterQueue},
+			wantVictims: []string{"a1:" + string(InClusterQueue)},
 		}),
 	}
 }
@@ -348,7 +348,7 @@ func fairZeroWeightCases() []conformanceCase {
 			running: concat(runningAll(cpuJobs("a_prem", 2, 0), "a", "premium"), runningAll(cpuJobs("a_cheap", 5, 10), "a", "cheap"),
 				runningAll(cpuJobs("b_prem", 1, 20), "b", "premium")),
 			pending:     in("a", job("a_incoming", 0, 99, 1)),
-			wantVictims: []string{"b_prem1:" + InCohortReclamation},
+			wantVictims: []string{"b_prem1:" + string(InCohortReclamation)},
 			knownGap: "Muster preempts nothing: mayReclaimFrom (preempt.go) requires b's share to exceed a's even when " +
 				"a fits within its nominal quota on premium, and a's share is dominated by the cheap flavor it borrows; " +
 				"Kueue lets a preemptor within nominal on the resources needing preemption reclaim from any borrower",
@@ -364,7 +364,7 @@ func fairZeroWeightCases() []conformanceCase {
 			running: concat(runningAll([]*Workload{job("a1", -1, 1, 1), job("a2", -1, 2, 1), job("a3", -1, 3, 1)}, "a", "default"),
 				[]*Workload{running(job("b1", -1, 4, 1), "b", "default")}),
 			pending:     in("a", job("unit", 0, 99, 5)),
-			wantVictims: []string{"a1:" + InClusterQueue, "a2:" + InClusterQueue, "a3:" + InClusterQueue},
+			wantVictims: []string{"a1:" + string(InClusterQueue), "a2:" + string(InClusterQueue), "a3:" + string(InClusterQueue)},
 		},
 	}
 }

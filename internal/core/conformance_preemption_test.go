@@ -35,7 +35,7 @@ func withinQueueCases() []conformanceCase {
 			// preemption_test "preempt lowest priority".
 			name:   "withinClusterQueue LowerPriority evicts the lowest-priority workload",
 			queues: []*ClusterQueue{standalone(PreemptLowerPriority)}, running: lowMidHigh(2, 2, 2),
-			pending: pending(job("in", 1, 9, 2)), wantVictims: []string{"low:" + InClusterQueue},
+			pending: pending(job("in", 1, 9, 2)), wantVictims: []string{"low:" + string(InClusterQueue)},
 		},
 		{
 			// preemption_test "preempt multiple".
@@ -96,7 +96,7 @@ func withinQueueCases() []conformanceCase {
 			queues: []*ClusterQueue{standalone(PreemptLowerOrNewerEqualPriority)},
 			running: runningAll([]*Workload{job("wl1", 2, 1, 2), job("wl2", 1, 9, 2), job("wl3", 1, 0, 2)},
 				"standalone", "default"),
-			pending: pending(job("in", 1, 5, 2)), wantVictims: []string{"wl2:" + InClusterQueue},
+			pending: pending(job("in", 1, 5, 2)), wantVictims: []string{"wl2:" + string(InClusterQueue)},
 		},
 		{
 			// cluster_queue.md "Preemption": LowerOrNewerEqualPriority only takes equal priority
@@ -150,7 +150,7 @@ func reclaimCases() []conformanceCase {
 			queues: c1c2(),
 			running: concat(on("c1", job("c1-low", -1, 1, 3)),
 				on("c2", job("c2-mid", 0, 2, 3), job("c2-high", 1, 3, 6))),
-			pending: in("c1", job("in", 1, 9, 3)), wantVictims: []string{"c2-mid:" + InCohortReclamation},
+			pending: in("c1", job("in", 1, 9, 3)), wantVictims: []string{"c2-mid:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption_test "do not reclaim borrowed quota from same priority for
@@ -167,7 +167,7 @@ func reclaimCases() []conformanceCase {
 			queues:      c1c2(),
 			running:     concat(on("c1", job("c1-1", 5, 1, 4), job("c1-2", 6, 2, 4)), on("c2", job("c2", 0, 3, 2))),
 			pending:     in("c2", job("in", 0, 9, 4)),
-			wantVictims: []string{"c1-1:" + InCohortReclamation},
+			wantVictims: []string{"c1-1:" + string(InCohortReclamation)},
 		},
 		{
 			// cluster_queue.md "Preemption": reclaimWithinCohort Never does not preempt in the cohort.
@@ -199,7 +199,7 @@ func reclaimCases() []conformanceCase {
 			running: concat(on("c1", job("c1-low", -1, 1, 3), job("c1-mid", 0, 2, 2)),
 				on("c2", job("c2-low", -1, 3, 3), job("c2-mid", 0, 4, 4))),
 			pending:     in("c1", job("in", 0, 9, 4)),
-			wantVictims: []string{"c1-low:" + InClusterQueue, "c2-low:" + InCohortReclamation},
+			wantVictims: []string{"c1-low:" + string(InClusterQueue), "c2-low:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption.md "Candidates": workloads of borrowing queues are preferred first.
@@ -207,7 +207,7 @@ func reclaimCases() []conformanceCase {
 			queues:      ab(PreemptAny),
 			running:     concat(on("a", job("a-low", -1, 1, 2)), on("b", job("b-own", 0, 2, 4), job("b-borrowed", 0, 3, 2))),
 			pending:     in("a", job("in", 1, 9, 2)),
-			wantVictims: []string{"b-borrowed:" + InCohortReclamation},
+			wantVictims: []string{"b-borrowed:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption_test "preempting locally and borrowing other resources in cohort, without
@@ -217,7 +217,7 @@ func reclaimCases() []conformanceCase {
 			running: concat(on("c1", job("c1-low", -1, 1, 4)),
 				on("c2", job("c2-low-1", -1, 2, 4), job("c2-high-2", 1, 3, 4))),
 			pending:     in("c1", wl("in", 1, 9, 1, map[string]int64{"cpu": 4, "memory": 5})),
-			wantVictims: []string{"c1-low:" + InClusterQueue},
+			wantVictims: []string{"c1-low:" + string(InClusterQueue)},
 		},
 		{
 			// preemption_test "preempting locally and borrowing same resource in cohort"; preemption.md
@@ -226,7 +226,7 @@ func reclaimCases() []conformanceCase {
 			queues:      c1c2(),
 			running:     concat(on("c1", job("c1-med", 0, 1, 4), job("c1-low", -1, 2, 4)), on("c2", job("c2-low-1", -1, 3, 4))),
 			pending:     in("c1", job("in", 1, 9, 4)),
-			wantVictims: []string{"c1-low:" + InClusterQueue},
+			wantVictims: []string{"c1-low:" + string(InClusterQueue)},
 			knownGap: "Muster evicts c1-low and c1-med: planPreemption (preempt.go) always first looks for a set that " +
 				"leaves the preemptor within nominal quota and returns it before trying with borrowing; Kueue " +
 				"(classicalPreemptions) allows borrowing up to borrowingLimit straight away when no other queue offers " +
@@ -238,7 +238,7 @@ func reclaimCases() []conformanceCase {
 			queues:      []*ClusterQueue{preempts(cq("l1", "legion", limited(cpus("default", 6), "cpu", 12, -1)), PreemptLowerPriority, PreemptLowerPriority)},
 			running:     on("l1", job("l1-med", 0, 1, 4), job("l1-low", -1, 2, 2)),
 			pending:     in("l1", job("in", 1, 9, 4)),
-			wantVictims: []string{"l1-med:" + InClusterQueue},
+			wantVictims: []string{"l1-med:" + string(InClusterQueue)},
 		},
 		{
 			// preemption.md "Reasons for preemption": the preemptee's queue must be above nominal
@@ -254,7 +254,7 @@ func reclaimCases() []conformanceCase {
 				running(wl("g-gpu", 5, 2, 1, map[string]int64{"gpu": 4}), "g", "default"),
 			},
 			pending:     in("a", wl("in", 9, 9, 1, map[string]int64{"cpu": 1, "gpu": 4})),
-			wantVictims: []string{"g-gpu:" + InCohortReclamation},
+			wantVictims: []string{"g-gpu:" + string(InCohortReclamation)},
 		},
 	}
 }
@@ -274,7 +274,7 @@ func lendingReclaimCases() []conformanceCase {
 			queues:      lend(),
 			running:     concat(on("lend1", job("lend1-low", -1, 1, 3)), on("lend2", job("lend2-mid", 0, 2, 3), job("lend2-high", 1, 3, 4))),
 			pending:     map[string][]*Workload{"lend1": {job("in", 1, 9, 3)}},
-			wantVictims: []string{"lend2-mid:" + InCohortReclamation},
+			wantVictims: []string{"lend2-mid:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption_test "preempt from all ClusterQueues in cohort-lend".
@@ -283,7 +283,7 @@ func lendingReclaimCases() []conformanceCase {
 			running: concat(on("lend1", job("lend1-low", -1, 1, 3), job("lend1-mid", 0, 2, 2)),
 				on("lend2", job("lend2-low", -1, 3, 3), job("lend2-mid", 0, 4, 4))),
 			pending:     map[string][]*Workload{"lend1": {job("in", 0, 9, 4)}},
-			wantVictims: []string{"lend1-low:" + InClusterQueue, "lend2-low:" + InCohortReclamation},
+			wantVictims: []string{"lend1-low:" + string(InClusterQueue), "lend2-low:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption_test "cannot preempt from other ClusterQueues if exceeds requestable quota
@@ -323,7 +323,7 @@ func borrowWithinCases() []conformanceCase {
 			queues:      sharedCohort(),
 			running:     concat(on("a_best_effort", job("a_best_effort_low", -1, 1, 10)), on("b_best_effort", job("b_best_effort_low", -1, 2, 1))),
 			pending:     in("a_standard", job("in", 0, 9, 10)),
-			wantVictims: []string{"a_best_effort_low:" + InCohortReclaimWhileBorrowing},
+			wantVictims: []string{"a_best_effort_low:" + string(InCohortReclaimWhileBorrowing)},
 		},
 		{
 			// preemption_test "use BorrowWithinCohort; don't allow preempting a lower-priority workload
@@ -340,7 +340,7 @@ func borrowWithinCases() []conformanceCase {
 			queues:      sharedCohort(),
 			running:     on("b_standard", job("b_standard", 1, 1, 13)),
 			pending:     in("a_standard", job("in", 2, 9, 1)),
-			wantVictims: []string{"b_standard:" + InCohortReclamation},
+			wantVictims: []string{"b_standard:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption_test "use BorrowWithinCohort; don't allow for preemption of lower-priority
@@ -358,7 +358,7 @@ func borrowWithinCases() []conformanceCase {
 			running: concat(on("a_standard", job("a_standard_1", 1, 1, 10), job("a_standard_2", 1, 2, 1)),
 				on("b_standard", job("b_standard_1", 1, 3, 1), job("b_standard_2", 2, 4, 1))),
 			pending:     in("b_standard", job("in", 3, 9, 1)),
-			wantVictims: []string{"b_standard_1:" + InClusterQueue},
+			wantVictims: []string{"b_standard_1:" + string(InClusterQueue)},
 			knownGap: "Muster evicts b_standard_1 and b_standard_2: planPreemption (preempt.go) returns the first set " +
 				"that leaves the preemptor within nominal quota before trying while borrowing; with borrowWithinCohort " +
 				"enabled Kueue (classicalPreemptions) tries while borrowing first, with own-queue and below-threshold " +
@@ -372,7 +372,7 @@ func borrowWithinCases() []conformanceCase {
 			running: concat(on("b_standard", job("b_standard_high", 2, 1, 10), job("b_standard_mid", 1, 2, 1)),
 				on("a_best_effort", job("a_best_effort_low", -1, 3, 1), job("a_best_effort_lower", -2, 4, 1))),
 			pending:     in("b_standard", job("in", 2, 9, 2)),
-			wantVictims: []string{"a_best_effort_lower:" + InCohortReclaimWhileBorrowing, "b_standard_mid:" + InClusterQueue},
+			wantVictims: []string{"a_best_effort_lower:" + string(InCohortReclaimWhileBorrowing), "b_standard_mid:" + string(InClusterQueue)},
 		},
 		{
 			// preemption.md "Classic Preemption": a workload above nominal quota may preempt in the
@@ -398,7 +398,7 @@ func hierarchicalPreemptionCases() []conformanceCase {
 			cohorts:     []*Cohort{cohort("r", ""), cohort("c", "r", cpus("default", 2))},
 			running:     on("q_borrowing", job("admitted2", 0, 1, 2)),
 			pending:     map[string][]*Workload{"q": {job("in", 0, 9, 2)}},
-			wantVictims: []string{"admitted2:" + InCohortReclamation},
+			wantVictims: []string{"admitted2:" + string(InCohortReclamation)},
 			knownGap: "Muster preempts nothing: planPreemption's no-borrowing pass (fitsAfter in preempt.go) compares " +
 				"with the ClusterQueue's own nominal quota (0), and the borrowing pass needs borrowWithinCohort; Kueue " +
 				"gives q hierarchical advantage because its Cohort's quota holds the request (collectCandidatesForHierarchicalReclaim)",
@@ -413,7 +413,7 @@ func hierarchicalPreemptionCases() []conformanceCase {
 			running: concat(on("q_borrowing", job("admitted_borrowing", 10, 1, 3)),
 				on("q_same_cohort", job("admitted_same_cohort", 10, 2, 3))),
 			pending:     map[string][]*Workload{"q": {job("in", 0, 9, 4)}},
-			wantVictims: []string{"admitted_borrowing:" + InCohortReclamation, "admitted_same_cohort:" + InCohortReclamation},
+			wantVictims: []string{"admitted_borrowing:" + string(InCohortReclamation), "admitted_same_cohort:" + string(InCohortReclamation)},
 		},
 		{
 			// preemption_hierarchical_test collectCandidatesInSubtree: subtrees within their quota
@@ -424,7 +424,7 @@ func hierarchicalPreemptionCases() []conformanceCase {
 			cohorts:     []*Cohort{cohort("root", ""), cohort("team", "root", cpus("default", 4))},
 			running:     concat(on("qy", job("y-low", -5, 1, 4)), on("qz", job("z", 0, 2, 4))),
 			pending:     map[string][]*Workload{"qx": {job("in", 9, 9, 4)}},
-			wantVictims: []string{"z:" + InCohortReclamation},
+			wantVictims: []string{"z:" + string(InCohortReclamation)},
 		},
 		{
 			// scheduler_test "capacity not blocked when lending clusterqueue can reclaim (ReclaimWithinCohort=Any)".
@@ -519,7 +519,7 @@ func preemptFungibilityCases() []conformanceCase {
 			running: []*Workload{running(wl("a1", 50, 1, 1, map[string]int64{"gpu": 5}), "other-alpha", "on-demand"),
 				running(wl("b1", 50, 2, 1, map[string]int64{"gpu": 5}), "other-beta", "spot")},
 			pending:     in("other-alpha", wl("preemptor", 100, 9, 1, map[string]int64{"gpu": 6})),
-			wantVictims: []string{"b1:" + InCohortReclamation},
+			wantVictims: []string{"b1:" + string(InCohortReclamation)},
 			knownGap: "Muster evicts a1 in on-demand: pickFlavor (assign.go) ranks every flavor that fits by preempting " +
 				"the same and takes the first; Kueue's flavor assigner ranks reclaiming borrowed quota above " +
 				"priority-based preemption in the own queue (preemptionMode reclaim > preempt)",

@@ -98,13 +98,13 @@ func conformanceProblems(tc conformanceCase) []string {
 	reasons := map[string]string{}
 	messages := map[string]string{}
 	for _, d := range ds {
-		messages[d.Workload.Name] = d.Message
+		messages[d.Workload.Name] = d.Message()
 		if d.Admission != nil {
 			gotAdmitted[d.Workload.Name] = admissionFlavor(d.Admission)
 		}
 		for _, v := range d.Victims {
 			gotVictims = append(gotVictims, v.Workload.Name)
-			reasons[v.Workload.Name] = v.Reason
+			reasons[v.Workload.Name] = string(v.Reason)
 		}
 	}
 	var problems []string

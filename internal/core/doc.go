@@ -1,8 +1,11 @@
 // Package core is Muster's pure scheduling core: quota arithmetic, pending
 // queues, flavor assignment and the admission cycle. It imports no API client
 // and no API types: controllers translate objects into the small model of
-// model.go, feed it events, and apply the decisions it returns. That keeps
-// every decision testable with plain tables, fuzzing and benchmarks.
+// model.go, feed it events (a workload's phase goes through Tracker, which
+// also decides who is retried when), and apply the decisions it returns,
+// whose reasons are structure (Pending, Eviction) formatted at the edge.
+// That keeps every decision testable with plain tables, fuzzing and
+// benchmarks.
 //
 // Quantities are int64 milli-units (1 GPU = 1000, 1 byte = 1000), so every
 // resource, fractional CPUs included, shares one exact arithmetic.

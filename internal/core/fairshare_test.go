@@ -84,7 +84,7 @@ func TestFairSharingPreemption(t *testing.T) {
 		}
 		ds = Schedule(c.Snapshot(), map[string][]*Workload{"b": {w}})
 		if ds[0].Admission == nil {
-			t.Fatalf("not admitted after its victims left: %s", ds[0].Message)
+			t.Fatalf("not admitted after its victims left: %s", ds[0].Message())
 		}
 		aw := *w
 		aw.Admission = ds[0].Admission

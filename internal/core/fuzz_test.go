@@ -23,6 +23,9 @@ func FuzzScheduleInvariants(f *testing.F) {
 		c, cqs := randomCache(rng, int(nQueues%6)+1)
 		c.SetFairSharing(fair)
 		q := NewQueues()
+		// The tracker's policy decides, as in the controllers, who gets
+		// another chance when quota is released.
+		tr := &Tracker{Cache: c, Queues: q}
 		for _, cq := range cqs {
 			q.UpsertLocalQueue("ns", cq.Name, cq.Name)
 			q.UpsertClusterQueue(cq.Name, cq.Strategy)
@@ -33,7 +36,7 @@ func FuzzScheduleInvariants(f *testing.F) {
 		var evicted []string
 		for cycle := 0; cycle < 25; cycle++ {
 			for _, key := range evicted { // victims' jobs stopped: quota released
-				c.DeleteWorkload(key)
+				tr.Forget(key)
 			}
 			evicted = evicted[:0]
 			snap := c.Snapshot()
@@ -47,7 +50,7 @@ func FuzzScheduleInvariants(f *testing.F) {
 				evicted = append(evicted, apply(t, c, q, d, seq)...)
 			}
 			checkTree(t, c.Snapshot())
-			finishSome(rng, c, q)
+			finishSome(rng, tr)
 		}
 	})
 }
@@ -59,7 +62,7 @@ func apply(t *testing.T, c *Cache, q *Queues, d Decision, seq uint64) []string {
 		c.MarkEvicting(v.Workload.Key)
 		evicted = append(evicted, v.Workload.Key)
 	}
-	if d.Evict != "" {
+	if d.Evict != NoEviction {
 		c.MarkEvicting(d.Workload.Key)
 		evicted = append(evicted, d.Workload.Key)
 	}
@@ -77,12 +80,12 @@ func apply(t *testing.T, c *Cache, q *Queues, d Decision, seq uint64) []string {
 	return evicted
 }
 
-func finishSome(rng *rand.Rand, c *Cache, q *Queues) {
-	for _, cq := range c.Snapshot().queues {
+// finishSome finishes a random third of the admitted workloads.
+func finishSome(rng *rand.Rand, tr *Tracker) {
+	for _, cq := range tr.Cache.Snapshot().queues {
 		for key := range cq.Workloads {
 			if rng.IntN(3) == 0 {
-				c.DeleteWorkload(key)
-				q.Unpark()
+				tr.Forget(key)
 			}
 		}
 	}
@@ -149,7 +152,7 @@ func sameDecisions(a, b []Decision) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Workload.Key != b[i].Workload.Key || a[i].Message != b[i].Message || a[i].Evict != b[i].Evict ||
+		if a[i].Workload.Key != b[i].Workload.Key || !a[i].Pending.Equal(&b[i].Pending) || a[i].Evict != b[i].Evict ||
 			!reflect.DeepEqual(a[i].Admission, b[i].Admission) || len(a[i].Victims) != len(b[i].Victims) {
 			return false
 		}

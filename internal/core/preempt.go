@@ -4,26 +4,37 @@ import (
 	"sort"
 )
 
-// Preemption reasons, as users read them on a victim's Preempted condition.
+// PreemptionReason says why a victim is preempted. The controllers map it
+// to the API's reason on the victim's Preempted condition.
+type PreemptionReason string
+
 const (
-	InClusterQueue                = "InClusterQueue"
-	InCohortReclamation           = "InCohortReclamation"
-	InCohortReclaimWhileBorrowing = "InCohortReclaimWhileBorrowing"
-	InCohortFairSharing           = "InCohortFairSharing"
+	// InClusterQueue: by a higher-priority (or older) workload of its
+	// queue.
+	InClusterQueue PreemptionReason = "InClusterQueue"
+	// InCohortReclamation: its queue borrowed the quota a queue of its
+	// cohort takes back.
+	InCohortReclamation PreemptionReason = "InCohortReclamation"
+	// InCohortReclaimWhileBorrowing: by a higher-priority workload of the
+	// cohort that borrows itself (borrowWithinCohort).
+	InCohortReclaimWhileBorrowing PreemptionReason = "InCohortReclaimWhileBorrowing"
+	// InCohortFairSharing: its queue's share of the cohort is above the
+	// preemptor's.
+	InCohortFairSharing PreemptionReason = "InCohortFairSharing"
 )
 
 // Victim is an admitted workload to evict so a pending one fits.
 type Victim struct {
 	Workload *Workload
 	Queue    string
-	Reason   string
+	Reason   PreemptionReason
 }
 
 type candidate struct {
 	wl    *Workload
 	queue *QueueSnapshot
 	// reason is the preemption reason, empty when the policy forbids it.
-	reason string
+	reason PreemptionReason
 }
 
 // preemptionPlan is what preemption can do for a workload that fits only
@@ -144,7 +155,7 @@ func withinNominal(q *QueueSnapshot, need Usage) bool {
 
 // reclaimReason says why wl may take quota back from workload w of another
 // queue, or "" if it may not.
-func reclaimReason(s *Snapshot, q *QueueSnapshot, wl, w *Workload, need Usage, borrow bool) string {
+func reclaimReason(s *Snapshot, q *QueueSnapshot, wl, w *Workload, need Usage, borrow bool) PreemptionReason {
 	p := q.Preemption
 	switch {
 	case s.fairSharing && allowed(p.ReclaimWithinCohort, wl, w):

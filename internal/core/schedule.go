@@ -1,9 +1,7 @@
 package core
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -14,11 +12,12 @@ type Decision struct {
 	Admission *Admission
 	// Victims are the workloads to evict so this one fits later.
 	Victims []Victim
-	// Evict, for an admitted workload, is why it must be evicted
-	// (its queue is draining); empty otherwise.
-	Evict string
-	// Message says why the workload stays pending, or is evicted.
-	Message string
+	// Evict, for an admitted workload, is why it must be evicted (its
+	// queue is draining); NoEviction otherwise.
+	Evict Eviction
+	// Pending says why the workload stays pending; formatted only when
+	// written (see Message).
+	Pending Pending
 	// Park is true when the workload should not be retried until something
 	// changes (BestEffortFIFO, or an inactive queue).
 	Park bool
@@ -28,11 +27,28 @@ type Decision struct {
 	RetryAfter      time.Duration
 }
 
-// Eviction reasons of draining queues.
+// Eviction says why the core evicts an admitted workload. The controllers
+// map it to the API's Evicted reason.
+type Eviction int
+
 const (
-	ClusterQueueStopped = "ClusterQueueStopped"
-	LocalQueueStopped   = "LocalQueueStopped"
+	NoEviction Eviction = iota
+	// ClusterQueueStopped: its ClusterQueue is stopped with HoldAndDrain.
+	ClusterQueueStopped
+	// LocalQueueStopped: its LocalQueue is stopped with HoldAndDrain.
+	LocalQueueStopped
 )
+
+// Message says why the workload is evicted, or stays pending, in words.
+func (d *Decision) Message() string {
+	switch d.Evict {
+	case ClusterQueueStopped:
+		return "ClusterQueue " + d.Workload.Admission.ClusterQueue + " is stopped and draining"
+	case LocalQueueStopped:
+		return "LocalQueue " + d.Workload.Queue + " is stopped and draining"
+	}
+	return d.Pending.Message()
+}
 
 // Schedule runs one admission cycle over a snapshot. It tries every
 // pending workload of every ClusterQueue — highest priority and oldest first
@@ -149,31 +165,30 @@ type cycle struct {
 
 type failure struct {
 	priority int32
-	message  string
+	pending  Pending
 }
 
 // decide admits the workload if it fits, plans preemption if it fits only
 // that way, or says why it waits. With deferBorrowing, a workload that fits
 // only by borrowing is left undecided (true is returned) for the second pass.
 func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowing bool) (Decision, bool) {
-	if msg := notEligible(s, q, wl); msg != "" {
-		return Decision{Workload: wl, Park: true, Message: msg}, false
+	if why, ok := notEligible(s, q, wl); !ok {
+		return Decision{Workload: wl, Park: true, Pending: why}, false
 	}
 	if len(s.notReady) > 0 {
-		return Decision{Workload: wl, Park: true, Message: fmt.Sprintf(
-			"waiting for the pods of admitted workload %s to be ready (waitForPodsReady.blockAdmission)", s.notReady[0])}, false
+		return Decision{Workload: wl, Park: true, Pending: Pending{Kind: WaitingForPodsReady, Workloads: []string{s.notReady[0]}}}, false
 	}
 	if p, ok := c.holding[q.Name]; ok && wl.Priority < p.Priority {
-		return Decision{Workload: wl, Park: q.Strategy == BestEffortFIFO, Message: fmt.Sprintf(
-			"waiting behind higher-priority workload %s, which is waiting for room in ClusterQueue %s", p.Key, q.Name)}, false
+		return Decision{Workload: wl, Park: q.Strategy == BestEffortFIFO, Pending: Pending{
+			Kind: BehindPreemptor, ClusterQueue: q.Name, Workloads: []string{p.Key}}}, false
 	}
 	if head, ok := c.blockedBy[q.Name]; ok {
-		return Decision{Workload: wl, Message: fmt.Sprintf("blocked by workload %s at the head of StrictFIFO ClusterQueue %s", head, q.Name)}, false
+		return Decision{Workload: wl, Pending: Pending{Kind: BlockedByHead, ClusterQueue: q.Name, Workloads: []string{head}}}, false
 	}
 	class := q.Name + "/" + wl.shapeKey()
 	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
 		c.block(q, wl)
-		return Decision{Workload: wl, Message: f.message, Park: q.Strategy == BestEffortFIFO}, false
+		return Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == BestEffortFIFO}, false
 	}
 	adm, mode, noFit := Assign(s, q, wl)
 	switch mode {
@@ -189,8 +204,8 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {
 			// Waiting may be enough: what frees in its queue is kept for
 			// it, and nobody is evicted if enough frees in time.
-			return c.hold(q, wl, adm, Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait, Message: fmt.Sprintf(
-				"waiting for quota to free before preempting (%s at most): %s", wait.Round(time.Second), noFit.Message())}), false
+			return c.hold(q, wl, adm, Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait,
+				Pending: Pending{Kind: WaitingToPreempt, Wait: wait, NoFit: noFit}}), false
 		}
 		if d, ok := c.preempt(s, q, wl, adm); ok {
 			c.block(q, wl)
@@ -201,13 +216,13 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 			// No victims, and a borrower that took the room might never
 			// be reclaimable: what is freed in its queue is kept for it.
 			// It is not parked, so it holds the room every cycle.
-			return c.hold(q, wl, adm, Decision{Workload: wl, Message: "waiting for quota: " + noFit.Message()}), false
+			return c.hold(q, wl, adm, Decision{Workload: wl, Pending: Pending{Kind: NoQuota, NoFit: noFit}}), false
 		}
 	}
 	c.block(q, wl)
-	msg := "waiting for quota: " + noFit.Message()
-	c.failed[class] = failure{priority: wl.Priority, message: msg}
-	return Decision{Workload: wl, Message: msg, Park: q.Strategy == BestEffortFIFO}, false
+	why := Pending{Kind: NoQuota, NoFit: noFit}
+	c.failed[class] = failure{priority: wl.Priority, pending: why}
+	return Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}, false
 }
 
 // preemptionWait is how much longer a workload that fits only by preempting
@@ -256,14 +271,12 @@ func hasVictims(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) boo
 func (c *cycle) preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) (Decision, bool) {
 	root := q.node.root()
 	if taken := c.reclaiming[root]; len(taken) > 0 && overlapsUsage(shortfall(q, adm.Usage(), true), taken) {
-		return Decision{Workload: wl, Message: fmt.Sprintf(
-			"waiting for preemption: another workload is taking back quota in cohort %s this cycle", root.name)}, true
+		return Decision{Workload: wl, Pending: Pending{Kind: ReclaimInCohort, Cohort: root.name}}, true
 	}
 	plan := planPreemption(s, q, wl, adm)
 	park := q.Strategy == BestEffortFIFO
 	if len(plan.waitFor) > 0 {
-		return Decision{Workload: wl, Park: park, Message: fmt.Sprintf(
-			"waiting for preemption: %d workload(s) being evicted to make room (%s)", len(plan.waitFor), keys(plan.waitFor))}, true
+		return Decision{Workload: wl, Park: park, Pending: Pending{Kind: VictimsLeaving, Workloads: keys(plan.waitFor)}}, true
 	}
 	if len(plan.victims) == 0 {
 		return Decision{}, false
@@ -279,8 +292,7 @@ func (c *cycle) preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admiss
 			c.markReclaimed(root, v.Workload)
 		}
 	}
-	return Decision{Workload: wl, Victims: plan.victims, Park: park, Message: fmt.Sprintf(
-		"waiting for preemption: evicting %d workload(s) to make room (%s)", len(ws), keys(ws))}, true
+	return Decision{Workload: wl, Victims: plan.victims, Park: park, Pending: Pending{Kind: Preempting, Workloads: keys(ws)}}, true
 }
 
 // markReclaimed records the flavor-resources taken back from another
@@ -303,17 +315,18 @@ func overlapsUsage(a, b Usage) bool {
 	return false
 }
 
-// notEligible says why a workload may not use the queue at all right now.
-func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) string {
+// notEligible says why a workload may not use the queue at all right now;
+// false when it may not.
+func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) (Pending, bool) {
 	switch {
-	case q.Inactive != "":
-		return fmt.Sprintf("ClusterQueue %s is inactive: %s", q.Name, q.Inactive)
+	case q.InactiveBecause != Active:
+		return Pending{Kind: QueueInactive, ClusterQueue: q.Name, Detail: q.Inactive}, false
 	case s.lqStop[wl.Namespace+"/"+wl.Queue] != Running:
-		return fmt.Sprintf("LocalQueue %s is stopped", wl.Queue)
+		return Pending{Kind: LocalQueueHeld, LocalQueue: wl.Queue}, false
 	case q.NamespaceSelector == nil || !q.NamespaceSelector.Matches(wl.NamespaceLabels):
-		return fmt.Sprintf("namespace %s is not selected by the namespaceSelector of ClusterQueue %s", wl.Namespace, q.Name)
+		return Pending{Kind: NamespaceNotSelected, Namespace: wl.Namespace, ClusterQueue: q.Name}, false
 	}
-	return ""
+	return Pending{}, true
 }
 
 // holdRoom keeps the room a preemptor is making for the rest of the cycle,
@@ -357,9 +370,9 @@ func drain(s *Snapshot) []Decision {
 			}
 			switch {
 			case q.Stop == HoldAndDrain:
-				out = append(out, Decision{Workload: w, Evict: ClusterQueueStopped, Message: "ClusterQueue " + q.Name + " is stopped and draining"})
+				out = append(out, Decision{Workload: w, Evict: ClusterQueueStopped})
 			case s.lqStop[w.Namespace+"/"+w.Queue] == HoldAndDrain:
-				out = append(out, Decision{Workload: w, Evict: LocalQueueStopped, Message: "LocalQueue " + w.Queue + " is stopped and draining"})
+				out = append(out, Decision{Workload: w, Evict: LocalQueueStopped})
 			}
 		}
 	}
@@ -375,11 +388,12 @@ func sortedWorkloads(m map[string]*Workload) []*Workload {
 	return out
 }
 
-func keys(ws []*Workload) string {
+// keys lists the workloads' keys, sorted.
+func keys(ws []*Workload) []string {
 	ks := make([]string, 0, len(ws))
 	for _, w := range ws {
 		ks = append(ks, w.Key)
 	}
 	sort.Strings(ks)
-	return strings.Join(ks, ", ")
+	return ks
 }

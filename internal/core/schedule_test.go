@@ -74,8 +74,8 @@ func TestSchedule(t *testing.T) {
 				if d.Park {
 					parked = append(parked, d.Workload.Name)
 				}
-				if want, ok := tc.wantMessage[d.Workload.Name]; ok && !strings.Contains(d.Message, want) {
-					t.Errorf("%s: message %q, want %q", d.Workload.Name, d.Message, want)
+				if want, ok := tc.wantMessage[d.Workload.Name]; ok && !strings.Contains(d.Message(), want) {
+					t.Errorf("%s: message %q, want %q", d.Workload.Name, d.Message(), want)
 				}
 			}
 			slices.Sort(parked)
@@ -94,8 +94,8 @@ func TestScheduleSeesCacheUsage(t *testing.T) {
 	if len(ds) != 1 || ds[0].Admission != nil {
 		t.Fatalf("admitted on top of used quota: %+v", ds)
 	}
-	if !strings.Contains(ds[0].Message, "4 requested, 2 available") {
-		t.Errorf("message %q", ds[0].Message)
+	if !strings.Contains(ds[0].Message(), "4 requested, 2 available") {
+		t.Errorf("message %q", ds[0].Message())
 	}
 }
 
@@ -104,7 +104,7 @@ func TestDrain(t *testing.T) {
 	cases := map[string]struct {
 		cqStop    StopPolicy
 		lqStop    StopPolicy
-		wantEvict string
+		wantEvict Eviction
 	}{
 		"running":             {},
 		"cluster queue hold":  {cqStop: Hold},
@@ -120,16 +120,16 @@ func TestDrain(t *testing.T) {
 			c.SetLocalQueueStop("ns/lq", tc.lqStop)
 			c.AddOrUpdateWorkload(admitted(gpuWl("running", 0, 0, 1, 2), "cq", "a100"))
 			ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("pending", 0, 1, 1, 2)}})
-			var evicted string
+			var evicted Eviction
 			admittedPending := false
 			for _, d := range ds {
-				if d.Evict != "" {
+				if d.Evict != NoEviction {
 					evicted = d.Evict
 				}
 				admittedPending = admittedPending || d.Admission != nil
 			}
 			if evicted != tc.wantEvict {
-				t.Errorf("evicted %q, want %q", evicted, tc.wantEvict)
+				t.Errorf("evicted %v, want %v", evicted, tc.wantEvict)
 			}
 			if stopped := tc.cqStop != Running || tc.lqStop != Running; admittedPending == stopped {
 				t.Errorf("admitted new work = %v with stop policies %v/%v", admittedPending, tc.cqStop, tc.lqStop)
@@ -146,14 +146,14 @@ func TestBlockAdmission(t *testing.T) {
 	starting := admitted(gpuWl("starting", 0, 0, 1, 2), "cq", "a100")
 	c.AddOrUpdateWorkload(starting)
 	ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("next", 0, 1, 1, 2)}})
-	if ds[0].Admission != nil || !strings.Contains(ds[0].Message, "ns/starting to be ready") {
+	if ds[0].Admission != nil || !strings.Contains(ds[0].Message(), "ns/starting to be ready") {
 		t.Fatalf("admitted while another was not ready: %+v", ds[0])
 	}
 	ready := *starting
 	ready.PodsReady = true
 	c.AddOrUpdateWorkload(&ready)
 	if ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("next", 0, 1, 1, 2)}}); ds[0].Admission == nil {
-		t.Fatalf("not admitted once the first was ready: %s", ds[0].Message)
+		t.Fatalf("not admitted once the first was ready: %s", ds[0].Message())
 	}
 }
 

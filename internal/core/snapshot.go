@@ -35,8 +35,10 @@ type QueueSnapshot struct {
 	node *node
 	// Workloads holds the admitted workloads (including evicting ones).
 	Workloads map[string]*Workload
-	// Inactive says why the queue admits nothing, or is empty.
-	Inactive string
+	// Inactive says why the queue admits nothing, or is empty;
+	// InactiveBecause is its cause.
+	Inactive        string
+	InactiveBecause Inactivity
 }
 
 // Usage is the queue's usage per flavor-resource.

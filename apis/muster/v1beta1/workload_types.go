@@ -158,10 +158,14 @@ const (
 	WorkloadAdmitted = "Admitted"
 	// WorkloadPodsReady is True when all the job's pods are ready.
 	WorkloadPodsReady = "PodsReady"
-	// WorkloadEvicted is True when the workload was evicted; the reason says
-	// why (Preempted, PodsReadyTimeout, ClusterQueueStopped, Deactivated).
+	// WorkloadEvicted is True when the workload was told to stop; the reason
+	// says why: Preempted, ClusterQueueStopped, LocalQueueStopped,
+	// InactiveWorkload, JobChanged, PodsReadyTimeout or
+	// RequeuingLimitExceeded.
 	WorkloadEvicted = "Evicted"
-	// WorkloadPreempted is True when the workload was preempted.
+	// WorkloadPreempted is True when the workload was preempted; the reason
+	// says by whom: InClusterQueue, InCohortReclamation,
+	// InCohortReclaimWhileBorrowing or InCohortFairSharing.
 	WorkloadPreempted = "Preempted"
 	// WorkloadRequeued is True when an evicted workload is back in its queue.
 	WorkloadRequeued = "Requeued"
@@ -169,33 +173,79 @@ const (
 	WorkloadFinished = "Finished"
 )
 
-// Condition reasons.
+// Condition reasons. They are API: they are written to the conditions of
+// Workloads and ClusterQueues and label muster_evicted_workloads_total, and
+// users and automation match on them. internal/workload decides which
+// transition writes which.
 const (
+	// QuotaReserved reasons.
 	ReasonPending              = "Pending"
 	ReasonQuotaReserved        = "QuotaReserved"
-	ReasonAdmitted             = "Admitted"
-	ReasonInadmissible         = "Inadmissible"
-	ReasonPreempted            = "Preempted"
-	ReasonEvicted              = "Evicted"
-	ReasonSucceeded            = "Succeeded"
-	ReasonFailed               = "Failed"
-	ReasonFlavorNotFound       = "FlavorNotFound"
-	ReasonStopped              = "Stopped"
-	ReasonReady                = "Ready"
+	ReasonBackoff              = "Backoff"
+	ReasonLocalQueueNotFound   = "LocalQueueNotFound"
 	ReasonClusterQueueNotFound = "ClusterQueueNotFound"
-	ReasonClusterQueueInactive = "ClusterQueueInactive"
+
+	// Admitted reasons.
+	ReasonAdmitted = "Admitted"
+	ReasonEvicted  = "Evicted"
+
+	// Evicted reasons (Preempted is also the Preempted condition's type).
+	ReasonPreempted = "Preempted"
+	// ReasonClusterQueueStopped: the workload's ClusterQueue is stopped
+	// with HoldAndDrain.
+	ReasonClusterQueueStopped = "ClusterQueueStopped"
+	// ReasonLocalQueueStopped: the workload's LocalQueue is stopped with
+	// HoldAndDrain.
+	ReasonLocalQueueStopped = "LocalQueueStopped"
+	// ReasonInactiveWorkload: spec.active was set to false.
+	ReasonInactiveWorkload = "InactiveWorkload"
+	// ReasonJobChanged: the job's pods or requests changed after admission.
+	ReasonJobChanged = "JobChanged"
 	// ReasonPodsReadyTimeout evicts a workload whose pods were not ready in
 	// time (waitForPodsReady).
 	ReasonPodsReadyTimeout = "PodsReadyTimeout"
+	// ReasonRequeuingLimitExceeded deactivates a workload evicted for its
+	// pods more often than waitForPodsReady's backoffLimitCount allows.
+	ReasonRequeuingLimitExceeded = "RequeuingLimitExceeded"
+
+	// Preempted reasons: who took the victim's quota.
+	// ReasonInClusterQueue: a higher-priority (or older) workload of its
+	// ClusterQueue.
+	ReasonInClusterQueue = "InClusterQueue"
+	// ReasonInCohortReclamation: a queue of its cohort took back quota its
+	// ClusterQueue borrowed.
+	ReasonInCohortReclamation = "InCohortReclamation"
+	// ReasonInCohortReclaimWhileBorrowing: a higher-priority workload of the
+	// cohort that borrows itself (borrowWithinCohort).
+	ReasonInCohortReclaimWhileBorrowing = "InCohortReclaimWhileBorrowing"
+	// ReasonInCohortFairSharing: its ClusterQueue's share of the cohort is
+	// above the preemptor's (fair sharing).
+	ReasonInCohortFairSharing = "InCohortFairSharing"
+
+	// Finished reasons.
+	ReasonSucceeded = "Succeeded"
+	ReasonFailed    = "Failed"
+	// ReasonFailedToStart finishes an admitted workload whose job cannot be
+	// started with its placement.
+	ReasonFailedToStart = "FailedToStart"
+
+	// PodsReady reasons.
+	ReasonReady = "Ready"
 	// ReasonWaitForStart: PodsReady is False because the pods of this
 	// admission have not all been ready yet.
 	ReasonWaitForStart = "WaitForStart"
 	// ReasonWaitForRecovery: PodsReady is False because pods that were all
 	// ready stopped being so.
 	ReasonWaitForRecovery = "WaitForRecovery"
-	// ReasonFailedToStart finishes an admitted workload whose job cannot be
-	// started with its placement.
-	ReasonFailedToStart = "FailedToStart"
+
+	// ClusterQueue and LocalQueue Active reasons (Ready too).
+	ReasonFlavorNotFound       = "FlavorNotFound"
+	ReasonStopped              = "Stopped"
+	ReasonTerminating          = "Terminating"
+	ReasonClusterQueueInactive = "ClusterQueueInactive"
+	// ReasonCohortCycle: the queue's cohort is in a cycle of parents, so its
+	// quota tree is undefined and it admits nothing.
+	ReasonCohortCycle = "CohortCycle"
 )
 
 // +genclient

@@ -14,7 +14,6 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/jobframework"
 	. "github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -238,7 +237,7 @@ func TestResizedJobIsEvictedAndAdmittedAtItsNewSize(t *testing.T) {
 	g.Expect(workloadOf(g, j).Spec.PodSets[0].Count).To(BeEquivalentTo(6))
 	// At least once: the requeued workload may be admitted again at its old
 	// size before it is updated, and is then evicted again, before it starts.
-	g.Expect(framework.Evictions(q.cq, jobframework.ReasonJobChanged)).To(BeNumerically(">=", 1))
+	g.Expect(framework.Evictions(q.cq, musterv1beta1.ReasonJobChanged)).To(BeNumerically(">=", 1))
 }
 
 // TestDeactivatedWorkloadIsEvicted: spec.active=false on an admitted
@@ -260,7 +259,7 @@ func TestDeactivatedWorkloadIsEvicted(t *testing.T) {
 		g.Expect(isSuspended(getJob(g, j))).To(BeTrue())
 		g.Expect(workloadOf(g, j).Status.Admission).To(BeNil())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
-	g.Expect(framework.Evictions(q.cq, jobframework.ReasonInactive)).To(BeEquivalentTo(1))
+	g.Expect(framework.Evictions(q.cq, musterv1beta1.ReasonInactiveWorkload)).To(BeEquivalentTo(1))
 	next := q.gpuJob("next", 1, "4")
 	g.Expect(env.Client.Create(ctx, next)).To(Succeed())
 	expectRunning(t, next)

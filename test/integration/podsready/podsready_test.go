@@ -17,7 +17,6 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/jobframework"
 	. "github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -72,7 +71,7 @@ func TestPodsNeverReadyAreEvictedRequeuedAndDeactivated(t *testing.T) {
 	g.Expect(seen).To(HaveKey(int32(2)))
 	cq := "cq-" + ns
 	g.Expect(framework.Evictions(cq, musterv1beta1.ReasonPodsReadyTimeout)).To(BeEquivalentTo(2), "two timeouts requeued")
-	g.Expect(framework.Evictions(cq, jobframework.ReasonDeactivated)).To(BeEquivalentTo(1), "the third deactivated")
+	g.Expect(framework.Evictions(cq, musterv1beta1.ReasonRequeuingLimitExceeded)).To(BeEquivalentTo(1), "the third deactivated")
 
 	wl := env.WorkloadOfJob(g, j)
 	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)

@@ -150,5 +150,5 @@ func TestHoldAndDrainEvictsAdmittedJobs(t *testing.T) {
 	env.ExpectJobPending(t, j, "ClusterQueue "+cq+" is inactive: ClusterQueue is stopped")
 	g.Expect(env.WorkloadOfJob(g, j).Status.Conditions).To(ContainElement(
 		HaveField("Type", musterv1beta1.WorkloadEvicted)))
-	g.Expect(framework.Evictions(cq, musterv1beta1.ReasonStopped)).To(BeEquivalentTo(1))
+	g.Expect(framework.Evictions(cq, musterv1beta1.ReasonClusterQueueStopped)).To(BeEquivalentTo(1))
 }
