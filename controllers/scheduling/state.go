@@ -78,7 +78,7 @@ func (s *State) applyCohort(co *musterv1beta1.Cohort) {
 // of its cohort tree get another chance, since a spec change (joining a
 // cohort, lending more) may let them fit.
 func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
-	s.Tracker.UpsertClusterQueue(toClusterQueue(cq))
+	s.UpsertClusterQueue(toClusterQueue(cq))
 }
 
 // applyLocalQueue applies a LocalQueue; a resumed one's workloads are
@@ -114,16 +114,6 @@ type localQueueState struct {
 
 // markSynced records that the core holds everything the API had.
 func (s *State) markSynced() { s.syncedOnce.Do(func() { close(s.synced) }) }
-
-// isSynced reports whether the core was rebuilt from the API.
-func (s *State) isSynced() bool {
-	select {
-	case <-s.synced:
-		return true
-	default:
-		return false
-	}
-}
 
 // waitSynced blocks until the core was rebuilt, or ctx ends.
 func (s *State) waitSynced(ctx context.Context) error {
