@@ -1,6 +1,6 @@
-// Package webhooks holds Muster's admission webhooks: validation of the
-// muster.dev kinds beyond what CEL can afford, and the generic job webhooks
-// that suspend jobs naming a queue.
+// Package webhooks validates the muster.dev API beyond what CEL can afford.
+// The generic job webhook, which suspends jobs naming a queue, belongs to
+// the job framework (controllers/jobframework), beside the reconciler.
 package webhooks
 
 import (

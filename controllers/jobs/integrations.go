@@ -22,7 +22,6 @@ import (
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
-	"github.com/musterhq/muster/webhooks"
 )
 
 // crdPollInterval is how often an integration whose CRD is missing looks
@@ -44,7 +43,7 @@ func (k kind[T]) framework() string { return k.Framework }
 func (k kind[T]) groupKind() (string, string, string) { return k.GVK.Group, k.GVK.Kind, k.GVK.Version }
 
 func (k kind[T]) setupWebhook(mgr ctrl.Manager, opts jobframework.Options) error {
-	return webhooks.SetupJobWebhook(mgr, k.Kind, opts)
+	return jobframework.SetupWebhook(mgr, k.Kind, opts)
 }
 
 func (k kind[T]) setupController(mgr ctrl.Manager, opts jobframework.Options) error {

@@ -1,33 +1,43 @@
-package webhooks
+package jobframework
 
 import (
 	"context"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/internal/workload"
 )
 
 // JobWebhook is the generic webhook of a job kind: it creates jobs that name
 // a queue suspended, and forbids moving a job to another queue while it holds
-// quota.
+// quota. It lives beside the generic reconciler because the two share their
+// reading of a job (its queue, its Workload's name, whether it holds quota);
+// webhooks/ keeps only the validation of the muster.dev API.
 type JobWebhook[T client.Object] struct {
-	kind   jobframework.Kind[T]
-	opts   jobframework.Options
+	kind   Kind[T]
+	opts   Options
 	reader client.Reader
 }
 
-// SetupJobWebhook registers the mutating and validating webhooks of a kind.
-func SetupJobWebhook[T client.Object](mgr ctrl.Manager, kind jobframework.Kind[T], opts jobframework.Options) error {
-	w := &JobWebhook[T]{kind: kind, opts: opts, reader: mgr.GetClient()}
+// SetupWebhook registers the mutating and validating webhooks of a kind. Their
+// paths follow from the kind's GVK (/mutate-<group>-<version>-<kind>), as
+// the adapter's kubebuilder:webhook markers say.
+func SetupWebhook[T client.Object](mgr ctrl.Manager, kind Kind[T], opts Options) error {
+	w := NewWebhook(kind, opts, mgr.GetClient())
 	return ctrl.NewWebhookManagedBy(mgr, kind.New()).WithDefaulter(w).WithValidator(w).Complete()
+}
+
+// NewWebhook returns the webhook of a kind reading namespaces and Workloads
+// through reader (the manager's cache; a fake client in unit tests).
+func NewWebhook[T client.Object](kind Kind[T], opts Options, reader client.Reader) *JobWebhook[T] {
+	return &JobWebhook[T]{kind: kind, opts: opts, reader: reader}
 }
 
 // Default suspends a new job that names a queue: it must not create pods
@@ -39,7 +49,7 @@ func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 	job := w.kind.Adapt(obj)
 	if !job.IsSuspended() {
 		job.Suspend()
-		log.FromContext(ctx).V(2).Info("Suspended new job", "kind", w.kind.GVK.Kind, "job", client.ObjectKeyFromObject(obj))
+		log.FromContext(ctx).V(2).Info("Suspended new job", "kind", w.kind.GVK.Kind, "job", klog.KObj(obj))
 	}
 	return nil
 }
@@ -53,7 +63,7 @@ func (w *JobWebhook[T]) ValidateCreate(ctx context.Context, obj T) (admission.Wa
 // gated reports whether Muster gates the job: it names a queue in a managed
 // namespace.
 func (w *JobWebhook[T]) gated(ctx context.Context, obj T) (bool, error) {
-	if jobframework.QueueName(obj, w.opts) == "" {
+	if QueueName(obj, w.opts) == "" {
 		return false, nil
 	}
 	return w.opts.Manages(ctx, w.reader, obj.GetNamespace())
@@ -68,7 +78,7 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 
 // validateShape applies the kind's own rules to a gated job.
 func (w *JobWebhook[T]) validateShape(obj T) error {
-	v, ok := w.kind.Adapt(obj).(jobframework.JobWithValidation)
+	v, ok := w.kind.Adapt(obj).(JobWithValidation)
 	if !ok {
 		return nil
 	}
@@ -84,12 +94,12 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 	if managed, err := w.opts.Manages(ctx, w.reader, newObj.GetNamespace()); !managed || err != nil {
 		return nil, err
 	}
-	if jobframework.QueueName(newObj, w.opts) != "" {
+	if QueueName(newObj, w.opts) != "" {
 		if err := w.validateShape(newObj); err != nil {
 			return nil, err
 		}
 	}
-	oldQueue, newQueue := jobframework.QueueName(oldObj, w.opts), jobframework.QueueName(newObj, w.opts)
+	oldQueue, newQueue := QueueName(oldObj, w.opts), QueueName(newObj, w.opts)
 	if oldQueue == newQueue || oldQueue == "" {
 		return nil, nil
 	}
@@ -113,7 +123,7 @@ func (w *JobWebhook[T]) holdsQuota(ctx context.Context, obj T) (bool, error) {
 		return true, nil
 	}
 	var wl musterv1beta1.Workload
-	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: jobframework.WorkloadName(w.kind.GVK.Kind, obj.GetName(), obj.GetUID())}
+	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: WorkloadName(w.kind.GVK.Kind, obj.GetName(), obj.GetUID())}
 	if err := w.reader.Get(ctx, key, &wl); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
