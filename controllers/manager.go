@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"time"
 
-	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
-	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
@@ -34,12 +32,12 @@ import (
 	"github.com/musterhq/muster/webhooks"
 )
 
-// Scheme returns the scheme the manager works with.
+// Scheme returns the scheme the manager works with: Kubernetes', Muster's
+// and every registered job kind's types.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme,
-		kftraining.AddToScheme, rayv1.AddToScheme,
+		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme, jobs.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -65,12 +63,40 @@ func WithManagerOptions(f func(*ctrl.Options)) Option {
 	return func(o *options) { o.tweaks = append(o.tweaks, f) }
 }
 
-// NewManager builds a manager from a defaulted configuration and registers
-// Muster's controllers, webhooks and probes on it.
+// LoadConfig is configv1beta1.Load completed with what only the job
+// registry knows: the default and the validation of
+// integrations.frameworks.
+func LoadConfig(path string) (*configv1beta1.Configuration, error) {
+	cfg, err := configv1beta1.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := completeIntegrations(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// completeIntegrations defaults and validates integrations.frameworks from
+// the job registry; a second call changes nothing.
+func completeIntegrations(cfg *configv1beta1.Configuration) error {
+	jobs.SetDefaults(cfg)
+	if errs := jobs.Validate(cfg); len(errs) > 0 {
+		return fmt.Errorf("invalid config: %w", errs.ToAggregate())
+	}
+	return nil
+}
+
+// NewManager builds a manager from a defaulted configuration (its
+// frameworks defaulted here if unset) and registers Muster's controllers,
+// webhooks and probes on it.
 func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts ...Option) (manager.Manager, error) {
 	o := options{clock: clock.RealClock{}}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if err := completeIntegrations(cfg); err != nil {
+		return nil, err
 	}
 	scheme, err := Scheme()
 	if err != nil {

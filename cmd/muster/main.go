@@ -9,7 +9,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/controllers"
 )
 
@@ -22,7 +21,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
-	cfg, err := configv1beta1.Load(configFile)
+	cfg, err := controllers.LoadConfig(configFile)
 	if err != nil {
 		log.Error(err, "Unable to load the configuration")
 		os.Exit(1)

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -17,12 +18,18 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
 
-// Kind describes one job kind to the generic reconciler and webhook.
+// Kind describes one job kind to the job framework: the generic reconciler
+// and webhook use it typed, the registry through Kind.Integration.
 type Kind[T client.Object] struct {
 	// Framework is the name used in the component config, e.g. batch/job.
 	Framework string
+	// EnabledByDefault enables the kind when integrations.frameworks is not
+	// set. Leave it false for a new kind: users opt in by listing it.
+	EnabledByDefault bool
 	// GVK is the job's group, version and kind.
 	GVK schema.GroupVersionKind
+	// AddToScheme adds the job's Go types to a scheme.
+	AddToScheme func(*runtime.Scheme) error
 	// New returns an empty job object.
 	New func() T
 	// Adapt wraps a job object in the GenericJob interface.

@@ -14,17 +14,17 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := map[string]bool{
-		"namespace":            *cfg.Namespace == DefaultNamespace,
-		"webhook port":         *cfg.Webhook.Port == DefaultWebhookPort,
-		"leader election on":   *cfg.LeaderElection.LeaderElect,
-		"lease namespace":      cfg.LeaderElection.ResourceNamespace == DefaultNamespace,
-		"all frameworks":       len(cfg.Integrations.Frameworks) == 3,
-		"kueue label accepted": *cfg.Integrations.AcceptKueueQueueLabel,
-		"qps":                  *cfg.ClientConnection.QPS == DefaultClientQPS,
-		"pods ready timeout":   cfg.WaitForPodsReady.Timeout.Duration == 5*time.Minute,
-		"fair sharing off":     !cfg.FairSharing.Enable,
-		"internal certs on":    *cfg.InternalCertManagement.Enable,
-		"metrics secure":       *cfg.Metrics.SecureServing,
+		"namespace":                       *cfg.Namespace == DefaultNamespace,
+		"webhook port":                    *cfg.Webhook.Port == DefaultWebhookPort,
+		"leader election on":              *cfg.LeaderElection.LeaderElect,
+		"lease namespace":                 cfg.LeaderElection.ResourceNamespace == DefaultNamespace,
+		"frameworks left to the registry": cfg.Integrations.Frameworks == nil,
+		"kueue label accepted":            *cfg.Integrations.AcceptKueueQueueLabel,
+		"qps":                             *cfg.ClientConnection.QPS == DefaultClientQPS,
+		"pods ready timeout":              cfg.WaitForPodsReady.Timeout.Duration == 5*time.Minute,
+		"fair sharing off":                !cfg.FairSharing.Enable,
+		"internal certs on":               *cfg.InternalCertManagement.Enable,
+		"metrics secure":                  *cfg.Metrics.SecureServing,
 	}
 	for name, ok := range checks {
 		if !ok {
@@ -54,10 +54,6 @@ func TestLoadFile(t *testing.T) {
 		"lease namespace follows namespace": {
 			yaml:  "namespace: other\n",
 			check: func(c *Configuration) bool { return c.LeaderElection.ResourceNamespace == "other" },
-		},
-		"unknown framework": {
-			yaml:    "integrations:\n  frameworks: [argo/workflow]\n",
-			wantErr: "integrations.frameworks[0]: Unsupported value",
 		},
 		"negative qps": {
 			yaml:    "clientConnection:\n  qps: -1\n",

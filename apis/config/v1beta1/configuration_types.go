@@ -123,8 +123,10 @@ type ClientConnection struct {
 
 // Integrations selects the job kinds Muster manages.
 type Integrations struct {
-	// Frameworks lists the enabled kinds: batch/job,
-	// kubeflow.org/pytorchjob, ray.io/raycluster.
+	// Frameworks lists the enabled kinds by framework name (batch/job,
+	// kubeflow.org/pytorchjob, ray.io/raycluster, as the kinds registered
+	// in controllers/jobs name themselves). Unset, the kinds registered as
+	// enabled by default: all three today.
 	Frameworks []string `json:"frameworks,omitempty"`
 	// AcceptKueueQueueLabel makes Muster manage jobs labelled with Kueue's
 	// kueue.x-k8s.io/queue-name too. Turn it off to run beside Kueue.

@@ -8,13 +8,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// Framework names of the job kinds Muster can manage.
-const (
-	FrameworkBatchJob   = "batch/job"
-	FrameworkPyTorchJob = "kubeflow.org/pytorchjob"
-	FrameworkRayCluster = "ray.io/raycluster"
-)
-
 // Defaults of the configuration.
 const (
 	DefaultNamespace              = "muster-system"
@@ -33,10 +26,9 @@ const (
 	DefaultBackoffMaxSeconds      = 3600
 )
 
-// DefaultFrameworks are the job kinds enabled when the config names none.
-var DefaultFrameworks = []string{FrameworkBatchJob, FrameworkPyTorchJob, FrameworkRayCluster}
-
-// SetDefaults fills every field the user left out.
+// SetDefaults fills every field the user left out but
+// integrations.frameworks: the job kinds, and which are on by default, are
+// the job registry's to say (controllers/jobs.SetDefaults), not the API's.
 func SetDefaults(c *Configuration) {
 	if c.Namespace == nil {
 		c.Namespace = ptr.To(DefaultNamespace)
@@ -68,9 +60,6 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.Integrations == nil {
 		c.Integrations = &Integrations{}
-	}
-	if c.Integrations.Frameworks == nil {
-		c.Integrations.Frameworks = append([]string(nil), DefaultFrameworks...)
 	}
 	if c.Integrations.AcceptKueueQueueLabel == nil {
 		c.Integrations.AcceptKueueQueueLabel = ptr.To(true)

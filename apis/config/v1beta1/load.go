@@ -9,7 +9,8 @@ import (
 )
 
 // Load reads a configuration file, or takes all defaults when path is empty,
-// and returns it defaulted and validated.
+// and returns it defaulted and validated, all but integrations.frameworks:
+// the manager completes that from its job registry.
 func Load(path string) (*Configuration, error) {
 	cfg := &Configuration{}
 	if path != "" {

@@ -1,14 +1,14 @@
 package v1beta1
 
 import (
-	"slices"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
 
-// Validate reports every invalid field of a defaulted configuration.
+// Validate reports every invalid field of a defaulted configuration but
+// integrations.frameworks, which only the job registry can check
+// (controllers/jobs.Validate).
 func Validate(c *Configuration) field.ErrorList {
 	var errs field.ErrorList
 	if *c.ClientConnection.QPS <= 0 {
@@ -19,12 +19,6 @@ func Validate(c *Configuration) field.ErrorList {
 	}
 	if p := *c.Webhook.Port; p <= 0 || p > 65535 {
 		errs = append(errs, field.Invalid(field.NewPath("webhook", "port"), p, "must be between 1 and 65535"))
-	}
-	frameworks := field.NewPath("integrations", "frameworks")
-	for i, f := range c.Integrations.Frameworks {
-		if !slices.Contains(DefaultFrameworks, f) {
-			errs = append(errs, field.NotSupported(frameworks.Index(i), f, DefaultFrameworks))
-		}
 	}
 	if d := c.PreemptionDelay; d != nil && d.Duration < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("preemptionDelay"), d.Duration.String(), "must not be negative"))

@@ -18,12 +18,15 @@ import (
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs/status,verbs=get;update;patch
 
-// Kind is batch/v1 Job for the generic reconciler and webhook.
+// Kind is batch/v1 Job for the job framework; controllers/jobs registers it.
 var Kind = jobframework.Kind[*batchv1.Job]{
 	Framework: "batch/job",
-	GVK:       batchv1.SchemeGroupVersion.WithKind("Job"),
-	New:       func() *batchv1.Job { return &batchv1.Job{} },
-	Adapt:     func(j *batchv1.Job) jobframework.GenericJob { return (*Job)(j) },
+	// On by default since the first release, like the other two kinds.
+	EnabledByDefault: true,
+	GVK:              batchv1.SchemeGroupVersion.WithKind("Job"),
+	AddToScheme:      batchv1.AddToScheme,
+	New:              func() *batchv1.Job { return &batchv1.Job{} },
+	Adapt:            func(j *batchv1.Job) jobframework.GenericJob { return (*Job)(j) },
 }
 
 // Job is a batch/v1 Job as a GenericJob. It has one pod set, "main".

@@ -21,12 +21,16 @@ import (
 // +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=kubeflow.org,resources=pytorchjobs/status,verbs=get
 
-// Kind is PyTorchJob for the generic reconciler and webhook.
+// Kind is PyTorchJob for the job framework; controllers/jobs registers it.
 var Kind = jobframework.Kind[*kftraining.PyTorchJob]{
 	Framework: "kubeflow.org/pytorchjob",
-	GVK:       kftraining.SchemeGroupVersion.WithKind(kftraining.PyTorchJobKind),
-	New:       func() *kftraining.PyTorchJob { return &kftraining.PyTorchJob{} },
-	Adapt:     func(j *kftraining.PyTorchJob) jobframework.GenericJob { return (*Job)(j) },
+	// On by default since the first release: without its CRD the kind
+	// waits for it and costs nothing.
+	EnabledByDefault: true,
+	GVK:              kftraining.SchemeGroupVersion.WithKind(kftraining.PyTorchJobKind),
+	AddToScheme:      kftraining.AddToScheme,
+	New:              func() *kftraining.PyTorchJob { return &kftraining.PyTorchJob{} },
+	Adapt:            func(j *kftraining.PyTorchJob) jobframework.GenericJob { return (*Job)(j) },
 }
 
 // Job is a PyTorchJob as a GenericJob.

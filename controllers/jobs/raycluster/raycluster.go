@@ -28,12 +28,16 @@ const startedAnnotation = "muster.dev/started"
 
 const headPodSet = "head"
 
-// Kind is RayCluster for the generic reconciler and webhook.
+// Kind is RayCluster for the job framework; controllers/jobs registers it.
 var Kind = jobframework.Kind[*rayv1.RayCluster]{
 	Framework: "ray.io/raycluster",
-	GVK:       rayv1.GroupVersion.WithKind("RayCluster"),
-	New:       func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
-	Adapt:     func(c *rayv1.RayCluster) jobframework.GenericJob { return (*Cluster)(c) },
+	// On by default since the first release: without its CRD the kind
+	// waits for it and costs nothing.
+	EnabledByDefault: true,
+	GVK:              rayv1.GroupVersion.WithKind("RayCluster"),
+	AddToScheme:      rayv1.AddToScheme,
+	New:              func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
+	Adapt:            func(c *rayv1.RayCluster) jobframework.GenericJob { return (*Cluster)(c) },
 }
 
 // Cluster is a RayCluster as a GenericJob.

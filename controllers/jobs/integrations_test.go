@@ -1,0 +1,48 @@
+package jobs
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+)
+
+// TestDefaultFrameworksAreTheFirstReleasesThree pins the default that
+// existed before the registry: a new kind must not join it by accident.
+func TestDefaultFrameworksAreTheFirstReleasesThree(t *testing.T) {
+	g := NewWithT(t)
+	cfg := &configv1beta1.Configuration{}
+	SetDefaults(cfg)
+	g.Expect(cfg.Integrations.Frameworks).To(Equal([]string{"batch/job", "kubeflow.org/pytorchjob", "ray.io/raycluster"}))
+	g.Expect(Validate(cfg)).To(BeEmpty())
+}
+
+func TestSetDefaultsKeepsAnExplicitList(t *testing.T) {
+	g := NewWithT(t)
+	for _, frameworks := range [][]string{{"ray.io/raycluster"}, {}} {
+		cfg := &configv1beta1.Configuration{Integrations: &configv1beta1.Integrations{Frameworks: frameworks}}
+		SetDefaults(cfg)
+		g.Expect(cfg.Integrations.Frameworks).To(Equal(frameworks))
+	}
+}
+
+func TestValidateRefusesAnUnknownFramework(t *testing.T) {
+	g := NewWithT(t)
+	cfg := &configv1beta1.Configuration{Integrations: &configv1beta1.Integrations{Frameworks: []string{"batch/job", "argo/workflow"}}}
+	errs := Validate(cfg)
+	g.Expect(errs).To(HaveLen(1))
+	g.Expect(errs[0].Error()).To(Equal(`integrations.frameworks[1]: Unsupported value: "argo/workflow": ` +
+		`supported values: "batch/job", "kubeflow.org/pytorchjob", "ray.io/raycluster"`))
+}
+
+func TestEveryRegisteredKindIsInTheScheme(t *testing.T) {
+	g := NewWithT(t)
+	s := runtime.NewScheme()
+	g.Expect(AddToScheme(s)).To(Succeed())
+	g.Expect(Registry().Integrations()).To(HaveLen(3))
+	for _, i := range Registry().Integrations() {
+		g.Expect(s.Recognizes(i.GVK)).To(BeTrue(), i.Name)
+	}
+}
