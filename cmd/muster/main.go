@@ -9,7 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/musterhq/muster/controllers"
+	"github.com/musterhq/muster/cmd/muster/app"
 )
 
 func main() {
@@ -21,7 +21,7 @@ func main() {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("setup")
 
-	cfg, err := controllers.LoadConfig(configFile)
+	cfg, err := app.LoadConfig(configFile)
 	if err != nil {
 		log.Error(err, "Unable to load the configuration")
 		os.Exit(1)
@@ -31,7 +31,7 @@ func main() {
 		log.Error(err, "Unable to find a cluster to talk to")
 		os.Exit(1)
 	}
-	if err := controllers.Run(ctrl.SetupSignalHandler(), restConfig, cfg); err != nil {
+	if err := app.Run(ctrl.SetupSignalHandler(), restConfig, cfg); err != nil {
 		log.Error(err, "Manager stopped with an error")
 		os.Exit(1)
 	}

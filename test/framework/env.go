@@ -29,7 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/musterhq/muster/controllers"
+	"github.com/musterhq/muster/cmd/muster/app"
 )
 
 // Options chooses what an Env installs.
@@ -61,7 +61,7 @@ func RepoRoot() string {
 
 // NewScheme returns the manager's scheme plus the CRD types tests read.
 func NewScheme() *k8sruntime.Scheme {
-	s, err := controllers.Scheme()
+	s, err := app.Scheme()
 	if err == nil {
 		err = apiextensionsv1.AddToScheme(s)
 	}

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
-	"github.com/musterhq/muster/controllers"
+	"github.com/musterhq/muster/cmd/muster/app"
 )
 
 // Manager is a Muster manager running in the test process.
@@ -80,7 +80,7 @@ func (e *Env) StartManagerAs(restConfig *rest.Config, mutate ...func(*configv1be
 	for _, m := range mutate {
 		m(cfg)
 	}
-	mgr, err := controllers.NewManager(restConfig, cfg, controllers.WithManagerOptions(func(o *ctrl.Options) {
+	mgr, err := app.NewManager(restConfig, cfg, app.WithManagerOptions(func(o *ctrl.Options) {
 		// Several managers run in one test process, one after another or
 		// side by side; their controllers share names.
 		o.Controller.SkipNameValidation = ptr.To(true)

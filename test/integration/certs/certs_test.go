@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
-	"github.com/musterhq/muster/controllers"
+	"github.com/musterhq/muster/cmd/muster/app"
 	"github.com/musterhq/muster/test/framework"
 )
 
@@ -33,7 +33,7 @@ func TestInternalCertManagement(t *testing.T) {
 	const ns = "muster-system"
 	mutating, validating, err := framework.KustomizeWebhooks(filepath.Join(framework.RepoRoot(), "config", "webhook"))
 	g.Expect(err).NotTo(HaveOccurred())
-	mutating[0].Name, validating[0].Name = controllers.MutatingWebhookConfigurationName, controllers.ValidatingWebhookConfigurationName
+	mutating[0].Name, validating[0].Name = app.MutatingWebhookConfigurationName, app.ValidatingWebhookConfigurationName
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: configv1beta1.DefaultWebhookSecretName, Namespace: ns}}
 	env.CreateAll(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secret, mutating[0], validating[0])
 
@@ -69,7 +69,7 @@ func TestInternalCertManagement(t *testing.T) {
 
 func mutatingHooks(g Gomega) [][]byte {
 	var m admissionregistrationv1.MutatingWebhookConfiguration
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: controllers.MutatingWebhookConfigurationName}, &m)).To(Succeed())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: app.MutatingWebhookConfigurationName}, &m)).To(Succeed())
 	var out [][]byte
 	for _, w := range m.Webhooks {
 		out = append(out, w.ClientConfig.CABundle)
@@ -79,7 +79,7 @@ func mutatingHooks(g Gomega) [][]byte {
 
 func validatingHooks(g Gomega) [][]byte {
 	var v admissionregistrationv1.ValidatingWebhookConfiguration
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: controllers.ValidatingWebhookConfigurationName}, &v)).To(Succeed())
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Name: app.ValidatingWebhookConfigurationName}, &v)).To(Succeed())
 	var out [][]byte
 	for _, w := range v.Webhooks {
 		out = append(out, w.ClientConfig.CABundle)

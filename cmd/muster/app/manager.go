@@ -1,7 +1,9 @@
-// Package controllers assembles the Muster manager: the controller-runtime
-// manager built from the component configuration, with every controller and
-// webhook registered on it.
-package controllers
+// Package app assembles the Muster manager: the controller-runtime manager
+// built from the component configuration, with every controller and webhook
+// registered on it. It sits above controllers/ and webhooks/, which import
+// neither each other nor it (as Kubernetes' cmd/<binary>/app packages do
+// for their binaries); cmd/muster and the test framework build on it.
+package app
 
 import (
 	"context"
