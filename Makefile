@@ -26,10 +26,11 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations from markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations from markers, and the per-kind user roles and webhook patches from the job registry.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true paths=./apis/muster/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role webhook paths=./cmd/... paths=./controllers/... paths=./webhooks/... \
 		output:rbac:artifacts:config=config/rbac output:webhook:artifacts:config=config/webhook
+	go run ./hack/genjobmanifests -config config
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
