@@ -82,17 +82,13 @@ soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager res
 envtest-assets: job-crds cert-manager-crds prometheus-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
 	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl helm
 
-# The CRDs of the job kinds Muster integrates with, taken from the module
-# cache at the versions go.mod pins (nothing is downloaded but modules):
-#   github.com/kubeflow/training-operator  manifests/base/crds/kubeflow.org_pytorchjobs.yaml
-#   github.com/ray-project/kuberay/ray-operator  config/crd/bases/ray.io_rayclusters.yaml
+# The CRDs of the registered job kinds (each adapter's Kind.CRD), taken by
+# hack/jobcrds from the module cache at the versions go.mod pins (nothing is
+# downloaded but modules) into bin/crds/<kind>, e.g. bin/crds/raycluster.
 JOB_CRDS ?= $(BIN)/crds
 .PHONY: job-crds
-job-crds: ## Copy the PyTorchJob and RayCluster CRDs from the module cache into bin/crds.
-	@mkdir -p $(JOB_CRDS)/pytorchjob $(JOB_CRDS)/raycluster
-	@go mod download github.com/kubeflow/training-operator github.com/ray-project/kuberay/ray-operator
-	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/kubeflow/training-operator)/manifests/base/crds/kubeflow.org_pytorchjobs.yaml" $(JOB_CRDS)/pytorchjob/
-	@install -m 0644 "$$(go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)/config/crd/bases/ray.io_rayclusters.yaml" $(JOB_CRDS)/raycluster/
+job-crds: ## Copy the CRDs of the registered job kinds (PyTorchJob, RayCluster) from the module cache into bin/crds.
+	@go run ./hack/jobcrds $(JOB_CRDS)
 
 # cert-manager's CRDs (Issuer, Certificate, ...), which the tests of the
 # cert-manager overlay (config/default-certmanager) and of the chart's

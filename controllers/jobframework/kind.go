@@ -30,10 +30,22 @@ type Kind[T client.Object] struct {
 	GVK schema.GroupVersionKind
 	// AddToScheme adds the job's Go types to a scheme.
 	AddToScheme func(*runtime.Scheme) error
+	// CRD is where the kind's CRD is published, nil for a built-in kind.
+	// make job-crds copies it for the integration tests.
+	CRD *CRDSource
 	// New returns an empty job object.
 	New func() T
 	// Adapt wraps a job object in the GenericJob interface.
 	Adapt func(T) GenericJob
+}
+
+// CRDSource is a CRD file inside a Go module that go.mod pins (the
+// operator's API module): nothing is downloaded but modules.
+type CRDSource struct {
+	// Module is the module path, e.g. github.com/ray-project/kuberay/ray-operator.
+	Module string
+	// Path is the CRD file inside the module.
+	Path string
 }
 
 // Options are the component-config switches the generic code honours.

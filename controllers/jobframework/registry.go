@@ -28,6 +28,9 @@ type Integration struct {
 	GVK schema.GroupVersionKind
 	// AddToScheme adds the job's Go types to the manager's scheme.
 	AddToScheme func(*runtime.Scheme) error
+	// CRD is where the kind's CRD is published (nil for a built-in kind),
+	// for the tools that install it in test clusters.
+	CRD *CRDSource
 	// SetupWebhook registers the kind's generic mutating and validating
 	// webhooks.
 	SetupWebhook func(ctrl.Manager, Options) error
@@ -43,6 +46,7 @@ func (k Kind[T]) Integration() Integration {
 		EnabledByDefault: k.EnabledByDefault,
 		GVK:              k.GVK,
 		AddToScheme:      k.AddToScheme,
+		CRD:              k.CRD,
 		SetupWebhook:     func(mgr ctrl.Manager, opts Options) error { return SetupWebhook(mgr, k, opts) },
 		SetupReconciler: func(mgr ctrl.Manager, opts Options) error {
 			return NewReconciler(mgr, k, opts).SetupWithManager(mgr)

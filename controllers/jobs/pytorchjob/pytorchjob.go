@@ -29,6 +29,7 @@ var Kind = jobframework.Kind[*kftraining.PyTorchJob]{
 	EnabledByDefault: true,
 	GVK:              kftraining.SchemeGroupVersion.WithKind(kftraining.PyTorchJobKind),
 	AddToScheme:      kftraining.AddToScheme,
+	CRD:              &jobframework.CRDSource{Module: "github.com/kubeflow/training-operator", Path: "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
 	New:              func() *kftraining.PyTorchJob { return &kftraining.PyTorchJob{} },
 	Adapt:            func(j *kftraining.PyTorchJob) jobframework.GenericJob { return (*Job)(j) },
 }

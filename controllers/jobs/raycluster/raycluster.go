@@ -36,6 +36,7 @@ var Kind = jobframework.Kind[*rayv1.RayCluster]{
 	EnabledByDefault: true,
 	GVK:              rayv1.GroupVersion.WithKind("RayCluster"),
 	AddToScheme:      rayv1.AddToScheme,
+	CRD:              &jobframework.CRDSource{Module: "github.com/ray-project/kuberay/ray-operator", Path: "config/crd/bases/ray.io_rayclusters.yaml"},
 	New:              func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
 	Adapt:            func(c *rayv1.RayCluster) jobframework.GenericJob { return (*Cluster)(c) },
 }
