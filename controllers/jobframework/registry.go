@@ -34,6 +34,9 @@ type Integration struct {
 	// SetupWebhook registers the kind's generic mutating and validating
 	// webhooks.
 	SetupWebhook func(ctrl.Manager, Options) error
+	// SetupNoopWebhook registers webhooks on the same paths that allow
+	// everything, for a kind the configuration does not enable.
+	SetupNoopWebhook func(ctrl.Manager) error
 	// SetupReconciler registers the kind's generic reconciler.
 	SetupReconciler func(ctrl.Manager, Options) error
 }
@@ -48,6 +51,7 @@ func (k Kind[T]) Integration() Integration {
 		AddToScheme:      k.AddToScheme,
 		CRD:              k.CRD,
 		SetupWebhook:     func(mgr ctrl.Manager, opts Options) error { return SetupWebhook(mgr, k, opts) },
+		SetupNoopWebhook: func(mgr ctrl.Manager) error { return SetupNoopWebhook(mgr, k) },
 		SetupReconciler: func(mgr ctrl.Manager, opts Options) error {
 			return NewReconciler(mgr, k, opts).SetupWithManager(mgr)
 		},
@@ -91,8 +95,8 @@ func (r *Registry) add(i Integration) error {
 	if i.GVK.Kind == "" || i.GVK.Version == "" {
 		return fmt.Errorf("integration %s has no GVK", i.Name)
 	}
-	if i.AddToScheme == nil || i.SetupWebhook == nil || i.SetupReconciler == nil {
-		return fmt.Errorf("integration %s lacks AddToScheme, SetupWebhook or SetupReconciler", i.Name)
+	if i.AddToScheme == nil || i.SetupWebhook == nil || i.SetupNoopWebhook == nil || i.SetupReconciler == nil {
+		return fmt.Errorf("integration %s lacks AddToScheme, SetupWebhook, SetupNoopWebhook or SetupReconciler", i.Name)
 	}
 	for _, have := range r.integrations {
 		if have.Name == i.Name {
@@ -170,11 +174,17 @@ func (r *Registry) enabled(frameworks []string) []Integration {
 	return out
 }
 
-// SetupWebhooks registers the webhooks of the enabled kinds, all of them:
-// the API server calls them only once a kind's CRD exists.
+// SetupWebhooks registers the webhooks of every registered kind, whether
+// its CRD exists or not (the API server calls them only once it does): the
+// generic ones for the enabled kinds, no-op ones for the others, which the
+// webhook configurations name too.
 func (r *Registry) SetupWebhooks(mgr ctrl.Manager, frameworks []string, opts Options) error {
-	for _, i := range r.enabled(frameworks) {
-		if err := i.SetupWebhook(mgr, opts); err != nil {
+	for _, i := range r.integrations {
+		setup := func() error { return i.SetupNoopWebhook(mgr) }
+		if slices.Contains(frameworks, i.Name) {
+			setup = func() error { return i.SetupWebhook(mgr, opts) }
+		}
+		if err := setup(); err != nil {
 			return fmt.Errorf("setting up the %s webhook: %w", i.Name, err)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/musterhq/muster/controllers/jobs/job"
 )
 
-// fakeIntegration is an integration whose webhook setup only records that
-// it ran.
+// fakeIntegration is an integration whose webhook setups only record that
+// they ran.
 func fakeIntegration(name, kind string, enabledByDefault bool, setUp *[]string) jobframework.Integration {
 	noop := func(ctrl.Manager, jobframework.Options) error { return nil }
 	return jobframework.Integration{
@@ -24,6 +24,10 @@ func fakeIntegration(name, kind string, enabledByDefault bool, setUp *[]string) 
 		AddToScheme:      func(*runtime.Scheme) error { return nil },
 		SetupWebhook: func(ctrl.Manager, jobframework.Options) error {
 			*setUp = append(*setUp, name)
+			return nil
+		},
+		SetupNoopWebhook: func(ctrl.Manager) error {
+			*setUp = append(*setUp, "noop "+name)
 			return nil
 		},
 		SetupReconciler: noop,
@@ -45,7 +49,7 @@ func TestRegistryRefusesAmbiguousIntegrations(t *testing.T) {
 		"duplicate GVK":  {[]jobframework.Integration{a, fakeIntegration("example.com/b", "A", false, &setUp)}, "both manage example.com/v1, Kind=A"},
 		"no name":        {[]jobframework.Integration{noName}, "has no name"},
 		"no GVK":         {[]jobframework.Integration{noGVK}, "has no GVK"},
-		"no setup":       {[]jobframework.Integration{noSetup}, "lacks AddToScheme, SetupWebhook or SetupReconciler"},
+		"no setup":       {[]jobframework.Integration{noSetup}, "lacks AddToScheme, SetupWebhook, SetupNoopWebhook or SetupReconciler"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -98,7 +102,10 @@ func TestRegistryValidatesFrameworkNames(t *testing.T) {
 	}
 }
 
-func TestRegistrySetsUpOnlyTheEnabledKindsInOrder(t *testing.T) {
+// TestRegistryServesTheWebhooksOfDisabledKinds: the webhook configurations
+// name every registered kind; a disabled one gets webhooks that allow all,
+// or the API server would refuse its objects.
+func TestRegistryServesTheWebhooksOfDisabledKinds(t *testing.T) {
 	g := NewWithT(t)
 	var setUp []string
 	r := jobframework.MustNewRegistry(
@@ -107,7 +114,7 @@ func TestRegistrySetsUpOnlyTheEnabledKindsInOrder(t *testing.T) {
 		fakeIntegration("example.com/c", "C", false, &setUp),
 	)
 	g.Expect(r.SetupWebhooks(nil, []string{"example.com/c", "example.com/a"}, jobframework.Options{})).To(Succeed())
-	g.Expect(setUp).To(Equal([]string{"example.com/a", "example.com/c"}))
+	g.Expect(setUp).To(Equal([]string{"example.com/a", "noop example.com/b", "example.com/c"}))
 }
 
 func TestKindIntegrationCarriesTheKind(t *testing.T) {

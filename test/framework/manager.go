@@ -16,6 +16,7 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/cmd/muster/app"
+	"github.com/musterhq/muster/controllers/jobs"
 )
 
 // Manager is a Muster manager running in the test process.
@@ -27,9 +28,10 @@ type Manager struct {
 	done   chan error
 }
 
-// TestConfig is the configuration tests run the manager with: defaults,
-// no leader election, no metrics or probe listeners, and the webhook server
-// where envtest's webhook configurations point.
+// TestConfig is the configuration tests run the manager with: defaults but
+// every registered job kind enabled, no leader election, no metrics or probe
+// listeners, and the webhook server where envtest's webhook configurations
+// point.
 func (e *Env) TestConfig() *configv1beta1.Configuration {
 	wh := e.testEnv.WebhookInstallOptions
 	cfg := &configv1beta1.Configuration{
@@ -47,6 +49,9 @@ func (e *Env) TestConfig() *configv1beta1.Configuration {
 		cfg.Webhook = configv1beta1.WebhookConfig{Host: "127.0.0.1", Port: ptr.To(freePort()), CertDir: wh.LocalServingCertDir}
 	}
 	configv1beta1.SetDefaults(cfg)
+	// Every registered kind, opt-in or not: a kind's tests need no
+	// configuration of their own.
+	cfg.Integrations.Frameworks = jobs.Registry().Names()
 	return cfg
 }
 
