@@ -1,8 +1,10 @@
 // Package jobframework is what every job kind shares: the GenericJob
-// interface an adapter implements, and the generic reconciler that turns a
-// job into one Workload, starts the job when the Workload is admitted and
-// stops it when the Workload is evicted. Adding a kind means writing an
-// adapter (see controllers/jobs/job), nothing here.
+// interface an adapter implements; the generic reconciler that turns a job
+// into one Workload, starts the job when the Workload is admitted and stops
+// it when the Workload is evicted; the generic job webhook that creates
+// queued jobs suspended; and the Registry of kinds the manager sets up.
+// Adding a kind means writing an adapter and registering it in
+// controllers/jobs (docs/job-kinds.md), nothing here.
 package jobframework
 
 import (
