@@ -130,7 +130,3 @@ func OwnerIndexKey(gvk schema.GroupVersionKind, name string) string {
 
 // OwnerIndex indexes Workloads by their controlling job.
 const OwnerIndex = "muster.dev/owner"
-
-func parseGroupVersion(apiVersion string) (schema.GroupVersion, error) {
-	return schema.ParseGroupVersion(apiVersion)
-}

@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -90,7 +91,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if wl != nil && workload.IsFinished(wl) && !job.IsSuspended() {
 		// The job runs again after its workload finished (a RayCluster
 		// resumed by its user): it needs quota anew.
-		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", wl.Name)
+		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", klog.KObj(wl))
 		return ctrl.Result{}, client.IgnoreNotFound(r.client.Delete(ctx, wl))
 	}
 	if wl == nil {
@@ -142,7 +143,7 @@ func (r *Reconciler[T]) workloadOf(ctx context.Context, obj client.Object) (*mus
 // deleteOrphanedWorkloads deletes the workloads of a job name whose owner is
 // gone (any UID but keep), releasing their quota at once rather than when
 // the garbage collector gets to them.
-func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, name string, keep any) error {
+func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, name string, keep types.UID) error {
 	var wls musterv1beta1.WorkloadList
 	if err := r.client.List(ctx, &wls, client.InNamespace(namespace),
 		client.MatchingFields{OwnerIndex: OwnerIndexKey(r.kind.GVK, name)}); err != nil {
@@ -160,7 +161,7 @@ func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, 
 		if err := r.removeFinalizer(ctx, wl); err != nil {
 			return err
 		}
-		log.FromContext(ctx).Info("Deleted workload of a deleted job", "workload", client.ObjectKeyFromObject(wl))
+		log.FromContext(ctx).Info("Deleted workload of a deleted job", "workload", klog.KObj(wl))
 	}
 	return nil
 }
@@ -185,7 +186,7 @@ func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queu
 		return client.IgnoreAlreadyExists(err)
 	}
 	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonCreatedWorkload, "Create", "Created Workload %s", wl.Name)
-	log.FromContext(ctx).Info("Created workload", "workload", wl.Name)
+	log.FromContext(ctx).Info("Created workload", "workload", klog.KObj(wl))
 	return nil
 }
 
@@ -237,7 +238,7 @@ func (r *Reconciler[T]) syncWorkload(ctx context.Context, job GenericJob, wl *mu
 	if err := r.client.Update(ctx, wl); err != nil {
 		return false, err
 	}
-	log.FromContext(ctx).Info("Updated workload to match its job", "workload", wl.Name)
+	log.FromContext(ctx).Info("Updated workload to match its job", "workload", klog.KObj(wl))
 	return true, nil
 }
 
@@ -259,7 +260,7 @@ func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1b
 		return err
 	}
 	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStarted, "Start", "Admitted by ClusterQueue %s", wl.Status.Admission.ClusterQueue)
-	log.FromContext(ctx).Info("Started job", "clusterQueue", wl.Status.Admission.ClusterQueue)
+	log.FromContext(ctx).Info("Started job", "clusterQueue", klog.KRef("", string(wl.Status.Admission.ClusterQueue)))
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -21,7 +22,7 @@ func SetupOwnerIndex(ctx context.Context, mgr ctrl.Manager) error {
 		if ref == nil {
 			return nil
 		}
-		gv, err := parseGroupVersion(ref.APIVersion)
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
 		if err != nil {
 			return nil
 		}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,7 +93,7 @@ func syncFinalizer(ctx context.Context, c client.Client, obj client.Object, inUs
 		return ctrl.Result{RequeueAfter: finalizerRecheck}, nil
 	default:
 		if controllerutil.RemoveFinalizer(obj, InUseFinalizer) {
-			log.FromContext(ctx).Info("Released finalizer of a deleted object nothing uses any more", "name", obj.GetName())
+			log.FromContext(ctx).Info("Released finalizer of a deleted object nothing uses any more", "object", klog.KObj(obj))
 			return ctrl.Result{}, client.IgnoreNotFound(c.Update(ctx, obj))
 		}
 	}
@@ -162,7 +164,7 @@ func (r *ClusterQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Channel(r.state.clusterQueueEvents, &handler.EnqueueRequestForObject{})).
 		Named("clusterqueue").
 		// One worker: the generations map is not shared between goroutines.
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1, RecoverPanic: ptrTrue()}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, RecoverPanic: ptr.To(true)}).
 		Complete(r)
 }
 
@@ -185,5 +187,3 @@ func deletionPredicate() predicate.Predicate {
 		return !e.ObjectNew.GetDeletionTimestamp().IsZero()
 	}}
 }
-
-func ptrTrue() *bool { t := true; return &t }

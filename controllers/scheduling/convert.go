@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -298,7 +299,7 @@ func toFlavorUsage(u, borrowed core.Usage) []musterv1beta1.FlavorUsage {
 		}
 		byFlavor[fr.Flavor] = append(byFlavor[fr.Flavor], ru)
 	}
-	sortStrings(flavors)
+	sort.Strings(flavors)
 	out := make([]musterv1beta1.FlavorUsage, 0, len(flavors))
 	for _, f := range flavors {
 		rs := byFlavor[f]

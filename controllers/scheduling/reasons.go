@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -190,7 +191,7 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg, r.clock.Now())
 	if err != nil {
 		if ctx.Err() == nil {
-			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", key)
+			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", klog.KObj(&wl))
 		}
 		return
 	}

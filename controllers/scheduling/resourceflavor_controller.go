@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -53,7 +54,7 @@ func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Reque
 		r.state.refreshClusterQueues(affected...)
 	}
 	if err != nil {
-		log.FromContext(ctx).Info("Removed flavor", "flavor", req.Name, "clusterQueues", affected)
+		log.FromContext(ctx).Info("Removed flavor", "flavor", klog.KRef("", req.Name), "clusterQueues", affected)
 		return ctrl.Result{}, nil
 	}
 	return syncFinalizer(ctx, r.client, &rf, r.state.Cache.FlavorInUse(rf.Name))

@@ -194,7 +194,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		wl.Admission = d.Admission
 		wl.AdmittedAt = s.clock.Now()
 		if err := s.state.Cache.Assume(&wl); err != nil {
-			log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", wl.Key)
+			log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", klog.KRef(wl.Namespace, wl.Name))
 			s.state.Queues.Delete(wl.Key)
 			continue
 		}
@@ -256,7 +256,7 @@ func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload,
 	cq := string(wl.Status.Admission.ClusterQueue)
 	metrics.ReportEviction(cq, reason)
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
-	logger := log.FromContext(ctx).WithValues("workload", klog.KObj(&wl), "clusterQueue", cq, "reason", reason)
+	logger := log.FromContext(ctx).WithValues("workload", klog.KObj(&wl), "clusterQueue", klog.KRef("", cq), "reason", reason)
 	if preemptor != nil {
 		logger = logger.WithValues("detail", preemptionReason, "preemptor", klog.KRef(preemptor.Namespace, preemptor.Name))
 	}
@@ -278,7 +278,7 @@ func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
 // assumption and requeues the workload.
 func (s *Scheduler) admit(ctx context.Context, assumed *core.Workload) {
 	s.reasons.schedulerWrote()
-	logger := log.FromContext(ctx).WithValues("workload", assumed.Key, "clusterQueue", assumed.Admission.ClusterQueue)
+	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(assumed.Namespace, assumed.Name), "clusterQueue", klog.KRef("", assumed.Admission.ClusterQueue))
 	err := s.writeAdmission(ctx, assumed)
 	if err != nil {
 		s.state.Cache.Forget(assumed.Key)

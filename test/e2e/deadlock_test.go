@@ -3,11 +3,14 @@
 package e2e
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
+
+	"github.com/musterhq/muster/test/framework"
 )
 
 // TestDeadlockWithoutMuster documents the problem: two 16-pod Jobs on 24
@@ -35,9 +38,16 @@ func TestDeadlockWithoutMuster(t *testing.T) {
 func TestJobsRunWholeOneAfterTheOther(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
-	queues(t, ns, "16", "8")
+	cq := queues(t, ns, "16", "8")
 	a, b := gpuJob(ns, "a", "main", 16, "5s"), gpuJob(ns, "b", "main", 16, "5s")
 	createAll(t, a, b)
+	// The same check as the envtest suites': admissions never hold more
+	// GPUs than the queue's 16 + 8.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sampler := &framework.QuotaSampler{Client: c, Namespace: ns, Resource: gpu, PerQueue: map[string]int64{cq: 24},
+		Interval: 100 * time.Millisecond}
+	go sampler.Run(ctx)
 
 	stop := make(chan struct{})
 	var mu sync.Mutex
@@ -60,6 +70,8 @@ func TestJobsRunWholeOneAfterTheOther(t *testing.T) {
 	t.Logf("%d samples, %d with pods of both jobs bound", samples, overlaps)
 	g.Expect(samples).To(BeNumerically(">", 20))
 	g.Expect(overlaps).To(BeZero())
+	cancel()
+	sampler.Check(t, 20)
 }
 
 // TestFlavorPlacement: admitted pods land only on nodes of their flavor.
