@@ -49,12 +49,13 @@ type Reconciler[T client.Object] struct {
 
 // NewReconciler returns the reconciler of one job kind.
 func NewReconciler[T client.Object](mgr ctrl.Manager, kind Kind[T], opts Options) *Reconciler[T] {
-	return &Reconciler[T]{
-		client:   mgr.GetClient(),
-		recorder: mgr.GetEventRecorder("muster-" + kind.GVK.Kind + "-controller"),
-		kind:     kind,
-		opts:     opts,
-	}
+	return NewReconcilerWith(mgr.GetClient(), mgr.GetEventRecorder("muster-"+kind.GVK.Kind+"-controller"), kind, opts)
+}
+
+// NewReconcilerWith returns the reconciler of one job kind over a client
+// and an event recorder of the caller's, e.g. a fake client in a unit test.
+func NewReconcilerWith[T client.Object](c client.Client, rec events.EventRecorder, kind Kind[T], opts Options) *Reconciler[T] {
+	return &Reconciler[T]{client: c, recorder: rec, kind: kind, opts: opts}
 }
 
 // Reconcile takes one job one step towards what its Workload says.

@@ -17,17 +17,21 @@ import (
 // SetupOwnerIndex indexes Workloads by their controlling job, so a deleted
 // job's workloads can be found without knowing its UID.
 func SetupOwnerIndex(ctx context.Context, mgr ctrl.Manager) error {
-	return mgr.GetFieldIndexer().IndexField(ctx, &musterv1beta1.Workload{}, OwnerIndex, func(o client.Object) []string {
-		ref := metav1.GetControllerOf(o)
-		if ref == nil {
-			return nil
-		}
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			return nil
-		}
-		return []string{OwnerIndexKey(gv.WithKind(ref.Kind), ref.Name)}
-	})
+	return mgr.GetFieldIndexer().IndexField(ctx, &musterv1beta1.Workload{}, OwnerIndex, OwnerIndexValues)
+}
+
+// OwnerIndexValues is the owner index's value of a Workload: its
+// controlling job, if any.
+func OwnerIndexValues(o client.Object) []string {
+	ref := metav1.GetControllerOf(o)
+	if ref == nil {
+		return nil
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil
+	}
+	return []string{OwnerIndexKey(gv.WithKind(ref.Kind), ref.Name)}
 }
 
 // SetupWithManager registers the reconciler: it watches the jobs and the
