@@ -255,10 +255,10 @@ func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool
 }
 
 // borrowsUpTo reports whether n and each of its ancestors below top use
-// more of fr than their subtree's quota.
+// more of fr than their subtree's quota, room held this cycle aside.
 func borrowsUpTo(n, top *node, fr FlavorResource) bool {
 	for ; n != nil && n != top; n = n.parent {
-		if !n.borrowing(fr) {
+		if !n.workloadsBorrow(fr) {
 			return false
 		}
 	}

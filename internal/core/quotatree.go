@@ -22,6 +22,9 @@ type node struct {
 	own      map[FlavorResource]ResourceQuota
 	subtree  Usage
 	usage    Usage
+	// reserved is the part of usage that is room held during a cycle for
+	// a waiting preemptor (cycle.holdRoom), not quota any workload uses.
+	reserved Usage
 	weight   int64
 }
 
@@ -61,13 +64,25 @@ func (n *node) computeSubtree() {
 
 // addUsage adds (or with a negative delta removes) usage at the node and
 // bubbles to the parents whatever exceeds what each node guarantees itself.
-func (n *node) addUsage(fr FlavorResource, delta int64) {
+func (n *node) addUsage(fr FlavorResource, delta int64) { n.add(fr, delta, false) }
+
+// addReserve adds room held for a waiting preemptor: usage, as addUsage,
+// recorded as reserved at every node it reaches.
+func (n *node) addReserve(fr FlavorResource, delta int64) { n.add(fr, delta, true) }
+
+func (n *node) add(fr FlavorResource, delta int64, reserve bool) {
 	for x := n; x != nil && delta != 0; x = x.parent {
 		g := x.guaranteed(fr)
 		before := max(0, x.usage[fr]-g)
 		x.usage[fr] += delta
 		if x.usage[fr] == 0 {
 			delete(x.usage, fr)
+		}
+		if reserve {
+			if x.reserved == nil {
+				x.reserved = Usage{}
+			}
+			x.reserved[fr] += delta
 		}
 		delta = max(0, x.usage[fr]-g) - before
 	}
@@ -113,6 +128,13 @@ func (n *node) potential(fr FlavorResource) int64 {
 // borrowing reports whether the node uses more of fr than its own subtree
 // quota.
 func (n *node) borrowing(fr FlavorResource) bool { return n.usage[fr] > n.subtree[fr] }
+
+// workloadsBorrow reports whether the workloads under the node use more of
+// fr than its subtree's quota: room held for waiting preemptors is not
+// borrowed by anyone, and must not make a queue a reclaim target.
+func (n *node) workloadsBorrow(fr FlavorResource) bool {
+	return n.usage[fr]-n.reserved[fr] > n.subtree[fr]
+}
 
 func (n *node) root() *node {
 	r := n

@@ -345,7 +345,9 @@ func (c *cycle) holdRoom(q *QueueSnapshot, wl *Workload, adm *Admission) {
 			reserve[fr] = min(v, headroom)
 		}
 	}
-	q.AddUsage(reserve)
+	for fr, v := range reserve {
+		q.node.addReserve(fr, v)
+	}
 }
 
 func (c *cycle) block(q *QueueSnapshot, wl *Workload) {
