@@ -1,0 +1,91 @@
+package topology
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Place finds where a pod set's pods would go in this snapshot, without
+// taking the capacity: call Apply for that. The error is a *NoFit when the
+// capacity is lacking, or wraps ErrInvalid when the pod set is malformed.
+func (s *Snapshot) Place(ps *PodSet) (*Assignment, error) {
+	p, err := s.compile(ps)
+	if err != nil {
+		return nil, err
+	}
+	f := s.fitter(p)
+	f.compute(-1, 0)
+	if ok := f.place(); !ok {
+		return nil, f.noFit()
+	}
+	return f.assignment(), nil
+}
+
+// place chooses per the plan's mode over the whole topology and leaves the
+// picks in the scratch; false when nothing holds the pod set.
+func (f *fitter) place() bool {
+	switch f.p.ps.Mode {
+	case Required:
+		return f.placeIn(f.p.level)
+	case Preferred:
+		for l := f.p.level; l >= 0; l-- {
+			if f.placeIn(l) {
+				return true
+			}
+		}
+		return f.placeSpread(true)
+	default:
+		return f.placeSpread(false)
+	}
+}
+
+// placeIn puts the plan in the tightest domain of level l that holds it.
+func (f *fitter) placeIn(l int) bool {
+	j, _ := f.tightest(l, 0, f.y.count(l))
+	if j < 0 {
+		return false
+	}
+	f.distribute(l, j, f.p.units, true)
+	return true
+}
+
+// placeSpread spreads the plan over the whole topology.
+func (f *fitter) placeSpread(compact bool) bool {
+	if f.total() < f.p.units {
+		return false
+	}
+	f.spread(0, 0, f.y.count(0), f.p.units, compact)
+	return true
+}
+
+// assignment turns the picks into an Assignment, nodes and domains in
+// layout order (sorted by label values).
+func (f *fitter) assignment() *Assignment {
+	picks := f.picks
+	sortPicks(picks)
+	a := &Assignment{
+		PodSet:  f.p.ps.Name,
+		Levels:  f.y.levels,
+		Nodes:   make([]NodeCount, len(picks)),
+		Request: f.p.ps.Request,
+		lay:     f.y,
+		req:     f.p.req,
+		nodeIdx: make([]int32, len(picks)),
+	}
+	last := len(f.y.levels) - 1
+	prev := int32(-1)
+	for k, pk := range picks {
+		a.Nodes[k] = NodeCount{Name: f.y.names[pk.node], Count: int32(pk.count)}
+		a.nodeIdx[k] = int32(pk.node)
+		if d := f.y.leaf[pk.node]; d != prev {
+			a.Domains = append(a.Domains, DomainCount{Values: f.y.path(last, int(d))})
+			prev = d
+		}
+		a.Domains[len(a.Domains)-1].Count += int32(pk.count)
+	}
+	return a
+}
+
+func sortPicks(p []pick) {
+	slices.SortFunc(p, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
+}
