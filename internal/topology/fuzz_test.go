@@ -1,0 +1,212 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// randomCluster builds a small random cluster and a pod set from a seed:
+// one to three blocks of racks of nodes, some with usage, some filtered
+// out, with or without a hostname level.
+func randomCluster(t *testing.T, seed uint64) (*Tree, *PodSet) {
+	r := rand.New(rand.NewPCG(seed, seed>>7))
+	levels := threeLevels
+	if r.IntN(3) == 0 {
+		levels = []string{block, rack}
+	}
+	tr, err := New(levels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range 1 + r.IntN(3) {
+		for k := range 1 + r.IntN(4) {
+			for n := range 1 + r.IntN(5) {
+				name := fmt.Sprintf("b%d-r%d-n%d", b, k, n)
+				tr.SetNode(Node{
+					Name:        name,
+					Labels:      map[string]string{block: fmt.Sprint("b", b), rack: fmt.Sprintf("b%d-r%d", b, k), HostnameLabel: name},
+					Allocatable: Resources{gpu: int64(r.IntN(9)), cpu: int64(r.IntN(33)) * 500},
+					Pods:        int64(r.IntN(11)),
+				})
+				if r.IntN(3) == 0 {
+					tr.AddUsage(name, Usage{Resources: Resources{gpu: int64(r.IntN(4)), cpu: int64(r.IntN(8)) * 500}, Pods: int64(r.IntN(3))})
+				}
+			}
+		}
+	}
+	ps := &PodSet{Name: "ps", Count: int32(1 + r.IntN(24)), Mode: Mode(r.IntN(3)), Request: Resources{}}
+	if r.IntN(4) > 0 {
+		ps.Request[gpu] = int64(1 + r.IntN(4))
+	}
+	if r.IntN(2) == 0 {
+		ps.Request[cpu] = int64(r.IntN(8)) * 500
+	}
+	if ps.Mode != Unconstrained {
+		ps.Level = levels[r.IntN(len(levels))]
+	}
+	if r.IntN(3) == 0 {
+		ps.SliceLevel = levels[len(levels)-1-r.IntN(2)]
+		ps.SliceSize = int32(1 + r.IntN(4))
+		ps.Count = ps.SliceSize * int32(1+r.IntN(6))
+	}
+	if r.IntN(4) == 0 {
+		ps.Fits = func(n string) bool { return !strings.HasSuffix(n, "n1") }
+	}
+	return tr, ps
+}
+
+// FuzzPlace checks the placement invariants against brute force: an
+// assignment never exceeds a node's free capacity, puts every pod exactly
+// once, keeps required sets in one domain and slices whole; Apply then
+// Unapply restores the snapshot; a NoFit is only returned when no domain
+// holds the set.
+func FuzzPlace(f *testing.F) {
+	for seed := range uint64(64) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		tr, ps := randomCluster(t, seed)
+		s := tr.Snapshot()
+		a, err := s.Place(ps)
+		if errors.Is(err, ErrInvalid) {
+			return
+		}
+		b := bruteForce(s, ps)
+		var nf *NoFit
+		if errors.As(err, &nf) {
+			if b.fits() {
+				t.Fatalf("NoFit %v, but brute force finds room: %v", nf, b.units)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkAssignment(t, s, ps, a, b)
+		before := s.Clone()
+		if err := s.Apply(a); err != nil {
+			t.Fatalf("Apply of a fresh placement: %v", err)
+		}
+		if err := s.Unapply(a); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(before.free, before.pods) != fmt.Sprint(s.free, s.pods) {
+			t.Fatal("Apply then Unapply changed the snapshot")
+		}
+	})
+}
+
+// brute is an independent count of the units (slices, or pods) each
+// domain at the pod set's level holds.
+type brute struct {
+	ps    *PodSet
+	need  int64
+	units map[string]int64 // by domain path at the level (one key if none)
+	fit   map[string]int64 // pods fitting per node
+}
+
+func (b *brute) fits() bool {
+	for _, u := range b.units {
+		if u >= b.need {
+			return true
+		}
+	}
+	if b.ps.Mode == Preferred || b.ps.Mode == Unconstrained {
+		var total int64
+		for _, u := range b.units {
+			total += u
+		}
+		return total >= b.need
+	}
+	return false
+}
+
+func bruteForce(s *Snapshot, ps *PodSet) *brute {
+	size := int64(max(ps.SliceSize, 1))
+	b := &brute{ps: ps, need: int64(ps.Count) / size, units: map[string]int64{}, fit: map[string]int64{}}
+	perSlice := map[string]int64{}
+	for i, name := range s.lay.names {
+		free, pods, _ := s.Free(name)
+		n := pods
+		for r, v := range ps.Request {
+			if v > 0 {
+				n = min(n, free[r]/v)
+			}
+		}
+		if ps.Fits != nil && !ps.Fits(name) {
+			n = 0
+		}
+		b.fit[name] = n
+		perSlice[domainKey(s, i, ps.SliceLevel)+"/"+domainKey(s, i, ps.Level)] += n
+	}
+	for key, pods := range perSlice {
+		b.units[key[strings.Index(key, "/")+1:]] += pods / size
+	}
+	return b
+}
+
+// domainKey names node i's domain at the level ("" for none, the node
+// itself for an empty slice level).
+func domainKey(s *Snapshot, i int, level string) string {
+	l := -1
+	for k, key := range s.lay.levels {
+		if key == level {
+			l = k
+		}
+	}
+	if l < 0 {
+		if level == "" {
+			return ""
+		}
+		return s.lay.names[i]
+	}
+	return strings.Join(s.lay.path(l, s.lay.leafAt(l, i)), ",")
+}
+
+func checkAssignment(t *testing.T, s *Snapshot, ps *PodSet, a *Assignment, b *brute) {
+	t.Helper()
+	var total int32
+	domains := map[string]bool{}
+	perSlice := map[string]int32{}
+	for k, n := range a.Nodes {
+		if int64(n.Count) > b.fit[n.Name] || n.Count <= 0 {
+			t.Fatalf("%d pods on %s, which holds %d", n.Count, n.Name, b.fit[n.Name])
+		}
+		total += n.Count
+		i := int(a.nodeIdx[k])
+		domains[domainKey(s, i, ps.Level)] = true
+		if ps.SliceSize > 1 {
+			perSlice[domainKey(s, i, ps.SliceLevel)] += n.Count
+		}
+	}
+	if total != ps.Count {
+		t.Fatalf("%d pods assigned, want %d", total, ps.Count)
+	}
+	var inDomains int32
+	for _, d := range a.Domains {
+		inDomains += d.Count
+	}
+	if inDomains != ps.Count {
+		t.Fatalf("domains count %d pods, want %d", inDomains, ps.Count)
+	}
+	if ps.Mode == Required && len(domains) != 1 {
+		t.Fatalf("required pod set spread over %d domains of %s", len(domains), ps.Level)
+	}
+	if ps.Mode == Required {
+		for key := range domains {
+			for other, u := range b.units {
+				if u >= b.need && u < b.units[key] {
+					t.Fatalf("picked %s holding %d units, %s holds %d and is tighter", key, b.units[key], other, u)
+				}
+			}
+		}
+	}
+	for key, n := range perSlice {
+		if n%ps.SliceSize != 0 {
+			t.Fatalf("%d pods in slice domain %s, not whole slices of %d", n, key, ps.SliceSize)
+		}
+	}
+}
