@@ -70,7 +70,7 @@ func buildLayout(levels []string, all map[string]*nodeEntry) *layout {
 	var sorted []keyed
 	for _, e := range all {
 		if e.present && e.values != nil {
-			sorted = append(sorted, keyed{pathKey(e.values, e.name), e})
+			sorted = append(sorted, keyed{e.key, e})
 		}
 	}
 	sort.Slice(sorted, func(a, b int) bool { return sorted[a].key < sorted[b].key })

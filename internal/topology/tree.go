@@ -53,6 +53,7 @@ type nodeEntry struct {
 	name     string
 	present  bool
 	values   []string
+	key      string // pathKey, the layout's sort key
 	alloc    []int64
 	used     []int64
 	podCap   int64
@@ -112,7 +113,9 @@ func (t *Tree) SetNode(n Node) {
 		t.shapeChanged()
 	}
 	e.present = true
-	e.values = values
+	if !equalValues(e.values, values) {
+		e.values, e.key = values, pathKey(values, n.Name)
+	}
 	e.alloc = t.vector(n.Allocatable, e.alloc[:0])
 	e.podCap = n.Pods
 }
