@@ -210,3 +210,43 @@ func checkAssignment(t *testing.T, s *Snapshot, ps *PodSet, a *Assignment, b *br
 		}
 	}
 }
+
+// FuzzPlaceGroup checks that a group's assignments fit together: applied
+// all at once they never exceed a node's capacity, and a required group
+// shares one domain.
+func FuzzPlaceGroup(f *testing.F) {
+	for seed := range uint64(64) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		tr, ps := randomCluster(t, seed)
+		master := PodSet{Name: "master", Count: 1, Request: Resources{cpu: int64(seed%5) * 1000}, Mode: ps.Mode, Level: ps.Level, Fits: ps.Fits}
+		sets := []PodSet{master, *ps}
+		s := tr.Snapshot()
+		as, err := s.PlaceGroup(sets)
+		var nf *NoFit
+		if errors.Is(err, ErrInvalid) || errors.As(err, &nf) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		domains := map[string]bool{}
+		for k, a := range as {
+			var total int32
+			for i, n := range a.Nodes {
+				total += n.Count
+				domains[domainKey(s, int(a.nodeIdx[i]), ps.Level)] = true
+			}
+			if total != sets[k].Count || a.PodSet != sets[k].Name {
+				t.Fatalf("assignment %d is %s with %d pods, want %s with %d", k, a.PodSet, total, sets[k].Name, sets[k].Count)
+			}
+		}
+		if ps.Mode == Required && len(domains) != 1 {
+			t.Fatalf("required group spread over %d domains of %s", len(domains), ps.Level)
+		}
+		if err := s.ApplyAll(as); err != nil {
+			t.Fatalf("the group's assignments do not fit together: %v", err)
+		}
+	})
+}

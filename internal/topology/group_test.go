@@ -124,3 +124,12 @@ func TestPlaceGroupRejectsMixedLevels(t *testing.T) {
 		t.Fatalf("err = %v, want ErrInvalid", err)
 	}
 }
+
+func TestGroupNoFitMessage(t *testing.T) {
+	s := newTree(t, host{block: "b1", rack: "r1", gpus: 4, cpu: 4000, pods: 110}).Snapshot()
+	_, err := s.PlaceGroup(masterWorkers(Required, 4))
+	want := "pod set workers needs 4000 cpu, 4 nvidia.com/gpu (4 pods) in one example.com/rack together with master; each fits some example.com/rack alone, none fits there together"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err\n %v\nwant\n %s", err, want)
+	}
+}

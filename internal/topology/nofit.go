@@ -50,8 +50,12 @@ func (e *NoFit) Error() string {
 	case Preferred:
 		b.WriteString(" anywhere in the topology")
 	}
-	if len(e.Group) > 1 {
-		fmt.Fprintf(&b, " together with %s", strings.Join(e.Group, ", "))
+	if others := e.others(); len(others) > 0 {
+		fmt.Fprintf(&b, " together with %s", strings.Join(others, ", "))
+	}
+	if e.Best == nil && len(e.Group) > 1 {
+		fmt.Fprintf(&b, "; each fits some %s alone, none fits there together", where)
+		return b.String()
 	}
 	if e.Best == nil {
 		b.WriteString("; no node qualifies")
@@ -64,6 +68,17 @@ func (e *NoFit) Error() string {
 	}
 	fmt.Fprintf(&b, " holds %d pods, has %s free", e.Best.Pods, formatResources(e.Best.Free))
 	return b.String()
+}
+
+// others are the group's other pod sets.
+func (e *NoFit) others() []string {
+	var o []string
+	for _, n := range e.Group {
+		if n != e.PodSet {
+			o = append(o, n)
+		}
+	}
+	return o
 }
 
 func formatResources(r Resources) string {
