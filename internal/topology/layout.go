@@ -69,6 +69,7 @@ func buildLayout(levels []string, all map[string]*nodeEntry) *layout {
 	}
 	var sorted []keyed
 	for _, e := range all {
+		e.pos = -1
 		if e.present && e.values != nil {
 			sorted = append(sorted, keyed{e.key, e})
 		}
@@ -90,6 +91,7 @@ func buildLayout(levels []string, all map[string]*nodeEntry) *layout {
 	var prev []string
 	for i, k := range sorted {
 		y.names[i], y.entries[i], y.byName[k.e.name] = k.e.name, k.e, int32(i)
+		k.e.pos = int32(i)
 		y.addNode(i, prev, k.e.values)
 		prev = k.e.values
 		y.leaf[i] = int32(len(y.value[L-1]) - 1)

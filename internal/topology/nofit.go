@@ -133,17 +133,19 @@ func (f *fitter) domainFree(l, j int) *DomainFree {
 	if p := f.p; p.slice < f.y.nodeLevel() {
 		d.Pods = f.slicePods(lo, hi)
 	}
+	sums := make([]int64, len(f.p.req))
 	for i := lo; i < hi; i++ {
 		if fits := f.p.ps.Fits; fits != nil && !fits(f.y.names[i]) {
 			continue
 		}
-		for name := range f.p.ps.Request {
-			if r := f.s.res.lookup(name); r >= 0 {
-				d.Free[name] += f.s.free[i*f.s.nres+r]
-			} else {
-				d.Free[name] += 0
+		for k, q := range f.p.req {
+			if q.res >= 0 {
+				sums[k] += f.s.free[i*f.s.nres+q.res]
 			}
 		}
+	}
+	for k, name := range f.p.names {
+		d.Free[name] = sums[k]
 	}
 	return d
 }

@@ -98,10 +98,11 @@ var ErrInvalid = errors.New("invalid pod set")
 type plan struct {
 	ps    *PodSet
 	req   []request
-	level int   // Level's index; -1 when Unconstrained
-	slice int   // SliceLevel's index, or the node level without slices
-	size  int64 // pods per slice
-	units int64 // slices to place
+	names []string // the requested resources, as in req
+	level int      // Level's index; -1 when Unconstrained
+	slice int      // SliceLevel's index, or the node level without slices
+	size  int64    // pods per slice
+	units int64    // slices to place
 }
 
 func (s *Snapshot) compile(ps *PodSet) (*plan, error) {
@@ -119,7 +120,8 @@ func (s *Snapshot) compile(ps *PodSet) (*plan, error) {
 	}
 	for _, name := range sortedNames(ps.Request) {
 		if v := ps.Request[name]; v > 0 {
-			p.req = append(p.req, request{res: s.res.lookup(name), amount: v})
+			p.req = append(p.req, newRequest(s.lookup(name), v))
+			p.names = append(p.names, name)
 		}
 	}
 	p.units = int64(ps.Count) / p.size

@@ -3,6 +3,8 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 )
 
 // ErrStale says an assignment was made on a snapshot of another shape of
@@ -23,33 +25,35 @@ type Snapshot struct {
 	scratch scratch
 }
 
-// Snapshot copies the free capacity. The layout is rebuilt only when the
-// shape changed since the previous snapshot; otherwise the cost is one pass
-// over the nodes.
+// Snapshot copies the free capacity, which the tree keeps in layout order,
+// so the cost is two flat copies. The layout is rebuilt only when the shape
+// changed since the previous snapshot.
 func (t *Tree) Snapshot() *Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lay == nil {
 		t.lay = buildLayout(t.levels, t.nodes)
 	}
-	y := t.lay
-	R := len(t.res.names)
-	s := &Snapshot{
+	if t.rows == nil {
+		t.rows = buildRows(t.lay, len(t.res.names))
+	}
+	return &Snapshot{
 		Version: t.version,
-		lay:     y,
+		lay:     t.lay,
 		res:     t.res,
-		nres:    R,
-		free:    make([]int64, len(y.entries)*R),
-		pods:    make([]int64, len(y.entries)),
+		nres:    t.rows.nres,
+		free:    slices.Clone(t.rows.free),
+		pods:    slices.Clone(t.rows.pods),
 	}
+}
+
+func buildRows(y *layout, nres int) *rows {
+	r := &rows{nres: nres, free: make([]int64, len(y.entries)*nres), pods: make([]int64, len(y.entries))}
 	for i, e := range y.entries {
-		row := s.free[i*R : (i+1)*R]
-		for r := range row {
-			row[r] = max(at(e.alloc, r)-at(e.used, r), 0)
-		}
-		s.pods[i] = max(e.podCap-e.podsUsed, 0)
+		copy(r.free[i*nres:(i+1)*nres], e.free)
+		r.pods[i] = max(e.podCap-e.podsUsed, 0)
 	}
-	return s
+	return r
 }
 
 // Clone copies the snapshot's free capacity, for a cycle that wants to try
@@ -132,14 +136,30 @@ func (s *Snapshot) addAssignment(a *Assignment, sign int64) {
 	}
 }
 
-// request is one requested resource of a pod, by position.
+// lookup returns a resource's position in the snapshot's rows, or -1.
+func (s *Snapshot) lookup(name string) int {
+	if r := s.res.lookup(name); r < s.nres {
+		return r
+	}
+	return -1
+}
+
+// request is one requested resource of a pod, by position (-1 when no
+// node has it). limit is the most pods whose request fits an int64.
 type request struct {
 	res    int
 	amount int64
+	limit  int64
+}
+
+func newRequest(res int, amount int64) request {
+	return request{res: res, amount: amount, limit: math.MaxInt64 / amount}
 }
 
 // fit returns how many pods with the given requests node i holds: the
-// minimum over resources of free/request, and the free pod slots.
+// minimum over resources of free/request, and the free pod slots. It
+// divides only when a resource binds tighter than the bound so far, which
+// is rare after the first: a multiplication is much cheaper.
 func (s *Snapshot) fit(i int, req []request) int64 {
 	n := s.pods[i]
 	row := s.free[i*s.nres : (i+1)*s.nres]
@@ -147,7 +167,9 @@ func (s *Snapshot) fit(i int, req []request) int64 {
 		if q.res < 0 {
 			return 0
 		}
-		n = min(n, row[q.res]/q.amount)
+		if free := row[q.res]; n > q.limit || n*q.amount > free {
+			n = free / q.amount
+		}
 	}
 	return max(n, 0)
 }

@@ -44,6 +44,15 @@ type Tree struct {
 	version      uint64
 	shapeVersion uint64
 	lay          *layout // cached layout for shapeVersion, nil when stale
+	rows         *rows   // free capacity in layout order, nil when stale
+}
+
+// rows mirrors the nodes' free capacity in layout order, kept up to date by
+// the events, so that a snapshot is two copies of flat arrays.
+type rows struct {
+	nres int
+	free []int64 // free[pos*nres+r]
+	pods []int64
 }
 
 // nodeEntry is one node's state. A node may get usage before its node event
@@ -58,6 +67,19 @@ type nodeEntry struct {
 	used     []int64
 	podCap   int64
 	podsUsed int64
+	// free caches max(alloc-used, 0), refreshed by every event on the
+	// node; pos is the node's index in the current layout, or -1.
+	free []int64
+	pos  int32
+}
+
+// refresh recomputes the cached free capacity after an event.
+func (e *nodeEntry) refresh() {
+	n := max(len(e.alloc), len(e.used))
+	e.free = grow(e.free[:0], n)
+	for r := range e.free {
+		e.free[r] = max(at(e.alloc, r)-at(e.used, r), 0)
+	}
 }
 
 // New returns an empty tree over the given level label keys, coarsest first.
@@ -118,6 +140,8 @@ func (t *Tree) SetNode(n Node) {
 	}
 	e.alloc = t.vector(n.Allocatable, e.alloc[:0])
 	e.podCap = n.Pods
+	e.refresh()
+	t.syncRow(e)
 }
 
 // RemoveNode forgets a node and its usage: its pods are gone with it, and
@@ -143,6 +167,8 @@ func (t *Tree) AddUsage(node string, u Usage) {
 	e := t.entry(node)
 	e.used = t.addVector(e.used, u.Resources, 1)
 	e.podsUsed += u.Pods
+	e.refresh()
+	t.syncRow(e)
 }
 
 // RemoveUsage gives capacity back. Amounts never go below zero, so a removal
@@ -160,6 +186,8 @@ func (t *Tree) RemoveUsage(node string, u Usage) {
 		e.used[i] = max(v, 0)
 	}
 	e.podsUsed = max(e.podsUsed-u.Pods, 0)
+	e.refresh()
+	t.syncRow(e)
 	if !e.present && e.podsUsed == 0 && allZero(e.used) {
 		delete(t.nodes, node)
 	}
@@ -183,7 +211,7 @@ func (t *Tree) RemoveAssignment(a *Assignment) {
 func (t *Tree) entry(name string) *nodeEntry {
 	e, ok := t.nodes[name]
 	if !ok {
-		e = &nodeEntry{name: name}
+		e = &nodeEntry{name: name, pos: -1}
 		t.nodes[name] = e
 	}
 	return e
@@ -192,6 +220,21 @@ func (t *Tree) entry(name string) *nodeEntry {
 func (t *Tree) shapeChanged() {
 	t.shapeVersion++
 	t.lay = nil
+	t.rows = nil
+}
+
+// syncRow copies an entry's refreshed free capacity into the rows.
+func (t *Tree) syncRow(e *nodeEntry) {
+	if t.rows == nil || e.pos < 0 {
+		return
+	}
+	if len(e.free) > t.rows.nres {
+		t.rows = nil // a new resource: rebuilt at the next snapshot
+		return
+	}
+	row := t.rows.free[int(e.pos)*t.rows.nres : int(e.pos+1)*t.rows.nres]
+	clear(row[copy(row, e.free):])
+	t.rows.pods[e.pos] = max(e.podCap-e.podsUsed, 0)
 }
 
 // levelValues returns the node's value for every level, or nil when a label

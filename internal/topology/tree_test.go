@@ -127,3 +127,18 @@ func TestAddAssignmentTakesUsage(t *testing.T) {
 		t.Fatalf("free = %v after removing it, want 8 GPUs", free)
 	}
 }
+
+func TestNewResourceAfterSnapshot(t *testing.T) {
+	tr := newTree(t, gpuHost("b1", "r1", 8))
+	tr.Snapshot()
+	// Usage of a resource first seen on a node outside the topology.
+	tr.AddUsage("elsewhere", Usage{Resources: Resources{"example.com/fpga": 1}})
+	if _, err := tr.Snapshot().Place(&PodSet{Name: "w", Count: 1, Request: Resources{"example.com/fpga": 1}}); err == nil {
+		t.Fatal("placed a pod needing a resource no node in the topology has")
+	}
+	tr.SetNode(Node{Name: "r1-0", Labels: map[string]string{block: "b1", rack: "r1", HostnameLabel: "r1-0"}, Allocatable: Resources{gpu: 8, "example.com/fpga": 2}, Pods: 10})
+	a, err := tr.Snapshot().Place(&PodSet{Name: "w", Count: 2, Request: Resources{"example.com/fpga": 1, gpu: 1}, Mode: Required, Level: HostnameLabel})
+	if err != nil || a.Nodes[0].Name != "r1-0" {
+		t.Fatalf("Place = %+v, %v; want both pods on r1-0", a, err)
+	}
+}
