@@ -65,7 +65,7 @@ func (f *fitter) assignment() *Assignment {
 	sortPicks(picks)
 	a := &Assignment{
 		PodSet:  f.p.ps.Name,
-		Levels:  f.y.levels,
+		Levels:  slices.Clone(f.y.levels),
 		Nodes:   make([]NodeCount, len(picks)),
 		Request: f.p.ps.Request,
 		lay:     f.y,

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -262,5 +263,23 @@ func TestAssignmentNamesDomainsAndNodes(t *testing.T) {
 	}
 	if got := perNode(a); !maps.Equal(got, map[string]int32{"r1-0": 2, "r1-1": 2}) {
 		t.Fatalf("per node = %v", got)
+	}
+}
+
+func TestPlaceWithoutHostnameLevel(t *testing.T) {
+	tr, err := New([]string{block, rack})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range []string{"r1", "r1", "r2", "r2", "r2"} {
+		name := fmt.Sprint("n", i)
+		tr.SetNode(Node{Name: name, Labels: map[string]string{block: "b1", rack: r}, Allocatable: Resources{gpu: 2}, Pods: 10})
+	}
+	a, err := tr.Snapshot().Place(gpuPods("w", 4, Required, rack))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Domains) != 1 || a.Domains[0].Values[1] != "r1" || len(a.Nodes) != 2 {
+		t.Fatalf("assignment = %+v, want r1's two nodes", a)
 	}
 }
