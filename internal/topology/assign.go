@@ -72,13 +72,15 @@ func (f *fitter) assignment() *Assignment {
 		req:     f.p.req,
 		nodeIdx: make([]int32, len(picks)),
 	}
-	last := len(f.y.levels) - 1
+	L := len(f.y.levels)
+	values := make([]string, 0, len(picks)*L) // one backing array for all paths
 	prev := int32(-1)
 	for k, pk := range picks {
 		a.Nodes[k] = NodeCount{Name: f.y.names[pk.node], Count: int32(pk.count)}
 		a.nodeIdx[k] = int32(pk.node)
 		if d := f.y.leaf[pk.node]; d != prev {
-			a.Domains = append(a.Domains, DomainCount{Values: f.y.path(last, int(d))})
+			values = f.y.appendPath(values, L-1, int(d))
+			a.Domains = append(a.Domains, DomainCount{Values: values[len(values)-L:]})
 			prev = d
 		}
 		a.Domains[len(a.Domains)-1].Count += int32(pk.count)

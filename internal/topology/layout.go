@@ -61,6 +61,17 @@ func (y *layout) path(l, j int) []string {
 	return p
 }
 
+// appendPath appends the label values naming domain j at level l to dst.
+func (y *layout) appendPath(dst []string, l, j int) []string {
+	n := len(dst)
+	dst = append(dst, make([]string, l+1)...)
+	for k := l; k >= 0; k-- {
+		dst[n+k] = y.value[k][j]
+		j = int(y.parent[k][j])
+	}
+	return dst
+}
+
 // buildLayout sorts the nodes in the topology and derives the domains.
 func buildLayout(levels []string, all map[string]*nodeEntry) *layout {
 	type keyed struct {
