@@ -1,6 +1,9 @@
 package topology
 
-import "sort"
+import (
+	"slices"
+	"sync"
+)
 
 // layout is the immutable shape of the topology that snapshots share: the
 // nodes sorted by their label values path, so every domain at every level
@@ -8,10 +11,11 @@ import "sort"
 // one level down. Ranges use a sentinel entry at the end of each array, so
 // the range of domain j is [a[j], a[j+1]).
 type layout struct {
-	levels  []string
-	names   []string // node names in layout order
-	entries []*nodeEntry
-	byName  map[string]int32
+	levels     []string
+	names      []string // node names in layout order
+	entries    []*nodeEntry
+	byName     map[string]int32 // built on first use by index
+	byNameOnce sync.Once
 
 	value  [][]string // value[l][j]: the label value of domain j at level l
 	parent [][]int32  // parent[l][j]: its parent's index at level l-1
@@ -72,54 +76,82 @@ func (y *layout) appendPath(dst []string, l, j int) []string {
 	return dst
 }
 
-// buildLayout sorts the nodes in the topology and derives the domains.
-func buildLayout(levels []string, all map[string]*nodeEntry) *layout {
-	type keyed struct {
-		key string
-		e   *nodeEntry
-	}
-	var sorted []keyed
-	for _, e := range all {
-		e.pos = -1
-		if e.present && e.values != nil {
-			sorted = append(sorted, keyed{e.key, e})
-		}
-	}
-	sort.Slice(sorted, func(a, b int) bool { return sorted[a].key < sorted[b].key })
-
+// buildLayout derives the domains from the nodes sorted by path key, in
+// one pass.
+func buildLayout(levels []string, sorted []*nodeEntry) *layout {
 	L := len(levels)
 	y := &layout{
-		levels: levels,
-		names:  make([]string, len(sorted)),
-		byName: make(map[string]int32, len(sorted)),
-		value:  make([][]string, L),
-		parent: make([][]int32, L),
-		child:  make([][]int32, L),
-		nodeLo: make([][]int32, L),
-		leaf:   make([]int32, len(sorted)),
+		levels:  levels,
+		names:   make([]string, len(sorted)),
+		entries: slices.Clone(sorted),
+		value:   make([][]string, L),
+		parent:  make([][]int32, L),
+		child:   make([][]int32, L),
+		nodeLo:  make([][]int32, L),
+		leaf:    make([]int32, len(sorted)),
 	}
-	y.entries = make([]*nodeEntry, len(sorted))
+	for l, n := range domainCounts(sorted, L) {
+		y.value[l] = make([]string, 0, n)
+		y.parent[l] = make([]int32, 0, n)
+		y.child[l] = make([]int32, 0, n+1)
+		y.nodeLo[l] = make([]int32, 0, n+1)
+	}
 	var prev []string
-	for i, k := range sorted {
-		y.names[i], y.entries[i], y.byName[k.e.name] = k.e.name, k.e, int32(i)
-		k.e.pos = int32(i)
-		y.addNode(i, prev, k.e.values)
-		prev = k.e.values
+	for i, e := range y.entries {
+		y.names[i] = e.name
+		e.pos = int32(i)
+		y.addNode(i, prev, e.values)
+		prev = e.values
 		y.leaf[i] = int32(len(y.value[L-1]) - 1)
 	}
 	y.closeRanges()
 	return y
 }
 
+// index returns a node's position, building the name index on first use:
+// only lookups by name need it, not placement.
+func (y *layout) index(name string) (int32, bool) {
+	y.byNameOnce.Do(func() {
+		y.byName = make(map[string]int32, len(y.names))
+		for i, n := range y.names {
+			y.byName[n] = int32(i)
+		}
+	})
+	i, ok := y.byName[name]
+	return i, ok
+}
+
+// domainCounts counts the domains per level, to allocate the arrays once.
+func domainCounts(sorted []*nodeEntry, L int) []int {
+	counts := make([]int, L)
+	var prev []string
+	for _, e := range sorted {
+		for l := firstDiff(prev, e.values); l < L; l++ {
+			counts[l]++
+		}
+		prev = e.values
+	}
+	return counts
+}
+
+// firstDiff returns the first level where two paths differ (0 without a
+// previous path).
+func firstDiff(prev, values []string) int {
+	if prev == nil {
+		return 0
+	}
+	l := 0
+	for l < len(values) && prev[l] == values[l] {
+		l++
+	}
+	return l
+}
+
 // addNode opens new domains from the first level where node i's path
 // differs from the previous node's.
 func (y *layout) addNode(i int, prev, values []string) {
 	L := len(values)
-	first := 0
-	for first < L && prev != nil && prev[first] == values[first] {
-		first++
-	}
-	for l := first; l < L; l++ {
+	for l := firstDiff(prev, values); l < L; l++ {
 		y.value[l] = append(y.value[l], values[l])
 		y.nodeLo[l] = append(y.nodeLo[l], int32(i))
 		if l > 0 {

@@ -32,7 +32,7 @@ func (t *Tree) Snapshot() *Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.lay == nil {
-		t.lay = buildLayout(t.levels, t.nodes)
+		t.lay = buildLayout(t.levels, t.sorted)
 	}
 	if t.rows == nil {
 		t.rows = buildRows(t.lay, len(t.res.names))
@@ -77,7 +77,7 @@ func (s *Snapshot) Nodes() int { return len(s.lay.names) }
 
 // Free returns a node's free capacity and pod slots in this snapshot.
 func (s *Snapshot) Free(node string) (Resources, int64, bool) {
-	i, ok := s.lay.byName[node]
+	i, ok := s.lay.index(node)
 	if !ok {
 		return nil, 0, false
 	}

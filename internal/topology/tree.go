@@ -2,6 +2,7 @@ package topology
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -40,6 +41,10 @@ type Tree struct {
 	levels []string
 	res    *resourceIndex
 	nodes  map[string]*nodeEntry
+	// sorted holds the nodes in the topology by their path key, kept in
+	// order by each node event (a binary search and a copy of pointers),
+	// so a layout rebuild is one linear pass, not a sort.
+	sorted []*nodeEntry
 
 	version      uint64
 	shapeVersion uint64
@@ -72,6 +77,9 @@ type nodeEntry struct {
 	free []int64
 	pos  int32
 }
+
+// inTopology says whether the node is offered: set, with every level label.
+func (e *nodeEntry) inTopology() bool { return e.present && e.values != nil }
 
 // refresh recomputes the cached free capacity after an event.
 func (e *nodeEntry) refresh() {
@@ -130,13 +138,8 @@ func (t *Tree) SetNode(n Node) {
 	defer t.mu.Unlock()
 	t.version++
 	e := t.entry(n.Name)
-	values := t.levelValues(n.Labels)
-	if !e.present || !equalValues(e.values, values) {
-		t.shapeChanged()
-	}
-	e.present = true
-	if !equalValues(e.values, values) {
-		e.values, e.key = values, pathKey(values, n.Name)
+	if values := t.levelValues(n.Labels); !e.present || !equalValues(e.values, values) {
+		t.moveEntry(e, values)
 	}
 	e.alloc = t.vector(n.Allocatable, e.alloc[:0])
 	e.podCap = n.Pods
@@ -151,7 +154,8 @@ func (t *Tree) RemoveNode(name string) {
 	defer t.mu.Unlock()
 	t.version++
 	if e, ok := t.nodes[name]; ok {
-		if e.present && e.values != nil {
+		if e.inTopology() {
+			t.unsort(e.key)
 			t.shapeChanged()
 		}
 		delete(t.nodes, name)
@@ -215,6 +219,39 @@ func (t *Tree) entry(name string) *nodeEntry {
 		t.nodes[name] = e
 	}
 	return e
+}
+
+// moveEntry sets a node's level values, moving it in the sorted nodes.
+func (t *Tree) moveEntry(e *nodeEntry, values []string) {
+	if e.inTopology() {
+		t.unsort(e.key)
+	}
+	e.present = true
+	e.values, e.key = values, ""
+	if values != nil {
+		e.key = pathKey(values, e.name)
+		t.sort(e)
+	}
+	t.shapeChanged()
+}
+
+// sort inserts an entry into the sorted nodes.
+func (t *Tree) sort(e *nodeEntry) {
+	i := t.search(e.key)
+	t.sorted = slices.Insert(t.sorted, i, e)
+}
+
+// unsort removes the entry with the given key from the sorted nodes.
+func (t *Tree) unsort(key string) {
+	if i := t.search(key); i < len(t.sorted) && t.sorted[i].key == key {
+		t.sorted[i].pos = -1 // out of the layout from now on
+		t.sorted = slices.Delete(t.sorted, i, i+1)
+	}
+}
+
+func (t *Tree) search(key string) int {
+	i, _ := slices.BinarySearchFunc(t.sorted, key, func(e *nodeEntry, k string) int { return strings.Compare(e.key, k) })
+	return i
 }
 
 func (t *Tree) shapeChanged() {
