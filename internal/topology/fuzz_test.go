@@ -250,3 +250,73 @@ func FuzzPlaceGroup(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTreeEvents checks the incremental tree against one built afresh:
+// after random node, relabel, removal and usage events, with snapshots
+// taken in between (so rows are kept up to date rather than rebuilt), the
+// layout and every node's free capacity match a tree fed only the final
+// state.
+func FuzzTreeEvents(f *testing.F) {
+	for seed := range uint64(32) {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 3))
+		tr, _ := New(threeLevels)
+		type state struct {
+			node Node
+			set  bool
+			used Usage
+		}
+		model := map[string]*state{}
+		for range 200 {
+			name := fmt.Sprint("n", r.IntN(12))
+			st := model[name]
+			if st == nil {
+				st = &state{used: Usage{Resources: Resources{}}}
+				model[name] = st
+			}
+			switch r.IntN(6) {
+			case 0, 1:
+				labels := map[string]string{block: fmt.Sprint("b", r.IntN(2)), rack: fmt.Sprint("r", r.IntN(3)), HostnameLabel: name}
+				if r.IntN(5) == 0 {
+					delete(labels, rack)
+				}
+				st.node = Node{Name: name, Labels: labels, Allocatable: Resources{gpu: int64(r.IntN(9)), cpu: int64(r.IntN(5)) * 1000}, Pods: int64(r.IntN(10))}
+				if r.IntN(4) == 0 {
+					st.node.Allocatable["example.com/fpga"] = 2
+				}
+				st.set = true
+				tr.SetNode(st.node)
+			case 2:
+				tr.RemoveNode(name)
+				delete(model, name)
+			case 3, 4:
+				u := Usage{Resources: Resources{gpu: int64(r.IntN(3))}, Pods: 1}
+				tr.AddUsage(name, u)
+				st.used.Resources[gpu] += u.Resources[gpu]
+				st.used.Pods++
+			case 5:
+				tr.Snapshot()
+			}
+		}
+		fresh, _ := New(threeLevels)
+		for name, st := range model {
+			if st.set {
+				fresh.SetNode(st.node)
+			}
+			fresh.AddUsage(name, st.used)
+		}
+		got, want := tr.Snapshot(), fresh.Snapshot()
+		if fmt.Sprint(got.lay.names, got.lay.value, got.lay.child, got.lay.nodeLo) != fmt.Sprint(want.lay.names, want.lay.value, want.lay.child, want.lay.nodeLo) {
+			t.Fatalf("layout\n %v %v\nwant\n %v %v", got.lay.names, got.lay.value, want.lay.names, want.lay.value)
+		}
+		for _, name := range want.lay.names {
+			gf, gp, _ := got.Free(name)
+			wf, wp, _ := want.Free(name)
+			if gf[gpu] != wf[gpu] || gf[cpu] != wf[cpu] || gf["example.com/fpga"] != wf["example.com/fpga"] || gp != wp {
+				t.Fatalf("%s free %v %d pods, want %v %d", name, gf, gp, wf, wp)
+			}
+		}
+	})
+}
