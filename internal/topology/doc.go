@@ -19,14 +19,21 @@
 //
 // Controllers feed the Tree events: SetNode, RemoveNode, AddUsage,
 // RemoveUsage (and AddAssignment/RemoveAssignment for admitted
-// workloads). Each scheduling cycle takes a Snapshot, which copies the free
-// capacity into flat arrays and shares the immutable layout (the domain
-// structure is rebuilt only after a node was added, removed or relabelled).
-// The cycle calls Place or PlaceGroup for a workload's pod sets, Apply on
-// the snapshot for the ones it admits, so two placements in one cycle never
-// promise the same capacity twice, and Unapply to take a tentative one back.
-// The caller evaluates taints, tolerations, node selectors and affinity and
-// passes the result as PodSet.Fits; this package never sees API objects.
+// workloads). The tree keeps its nodes sorted by label values and their
+// free capacity in flat rows in that order, so each event costs a few
+// vector operations and a scheduling cycle's Snapshot is two flat copies;
+// the immutable layout of domains, shared by snapshots, is derived again
+// (one linear pass) only after a node joined, left or was relabelled.
+//
+// The cycle calls Place or PlaceGroup for a workload's pod sets and Apply
+// (ApplyAll for a group) on the snapshot for the ones it admits, so two
+// placements in one cycle never promise the same capacity twice; Unapply
+// takes a tentative one back and Clone copies a snapshot for a batch of
+// tries. Once admitted, AddAssignment records the assignment on the tree;
+// the wiring must count each pod once, through its workload's assignment
+// or, for pods of no admitted workload, as bound usage. The caller evaluates taints,
+// tolerations, node selectors and affinity and passes the verdict as
+// PodSet.Fits; this package never sees API objects.
 //
 // # Placement
 //

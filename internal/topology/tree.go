@@ -46,10 +46,9 @@ type Tree struct {
 	// so a layout rebuild is one linear pass, not a sort.
 	sorted []*nodeEntry
 
-	version      uint64
-	shapeVersion uint64
-	lay          *layout // cached layout for shapeVersion, nil when stale
-	rows         *rows   // free capacity in layout order, nil when stale
+	version uint64
+	lay     *layout // cached layout, nil after a node joined, left or moved
+	rows    *rows   // free capacity in layout order, nil when stale
 }
 
 // rows mirrors the nodes' free capacity in layout order, kept up to date by
@@ -205,7 +204,8 @@ func (t *Tree) AddAssignment(a *Assignment) {
 }
 
 // RemoveAssignment gives back what AddAssignment took, when the workload is
-// evicted or finishes (its pods' own usage is then removed by pod events).
+// evicted or finishes. A pod is counted once: through its workload's
+// assignment, or through AddUsage when it belongs to no admitted workload.
 func (t *Tree) RemoveAssignment(a *Assignment) {
 	for _, n := range a.Nodes {
 		t.RemoveUsage(n.Name, a.usageOf(n.Count))
@@ -255,7 +255,6 @@ func (t *Tree) search(key string) int {
 }
 
 func (t *Tree) shapeChanged() {
-	t.shapeVersion++
 	t.lay = nil
 	t.rows = nil
 }
