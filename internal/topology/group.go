@@ -56,8 +56,8 @@ func (s *Snapshot) placeGroupIn(plans []*plan, l int) ([]*Assignment, error) {
 		return nil, err
 	}
 	order := bySize(plans)
-	for _, c := range cands {
-		if as := s.tryGroupIn(plans, order, l, c.j); as != nil {
+	for _, j := range cands {
+		if as := s.tryGroupIn(plans, order, l, j); as != nil {
 			return as, nil
 		}
 	}
@@ -72,41 +72,42 @@ func (s *Snapshot) placeGroupIn(plans []*plan, l int) ([]*Assignment, error) {
 // alone, ordered by how tight the tightest set is there (its spare units
 // per unit needed). The NoFit of the first set that fits nowhere is the
 // error.
-func (s *Snapshot) groupCandidates(plans []*plan, l int) ([]cand, error) {
-	n := s.lay.count(l)
-	slack := make([]float64, n)
+func (s *Snapshot) groupCandidates(plans []*plan, l int) ([]int, error) {
+	// slack[j] is the least spare ratio over the sets so far, or one of:
+	const unseen, excluded = -1.0, -2.0
+	slack := make([]float64, s.lay.count(l))
 	for j := range slack {
-		slack[j] = -1
+		slack[j] = unseen
 	}
 	for _, p := range plans {
 		f := s.fitter(p)
 		f.compute(-1, 0)
-		found := false
-		for j := range n {
+		left := 0
+		for j := range slack {
 			u := f.unitsOf(l, j)
-			r := float64(u-p.units) / float64(p.units)
-			if u < p.units {
-				slack[j] = -2
-			} else if slack[j] != -2 {
-				found = true
-				if slack[j] < 0 || r < slack[j] {
-					slack[j] = r
-				}
+			switch r := float64(u-p.units) / float64(p.units); {
+			case u < p.units:
+				slack[j] = excluded
+			case slack[j] == unseen || slack[j] >= 0 && r < slack[j]:
+				slack[j] = r
+			}
+			if slack[j] != excluded {
+				left++
 			}
 		}
-		if !found {
+		if left == 0 {
 			e := f.noFitAt(l)
 			e.Group = names(plans)
 			return nil, e
 		}
 	}
-	var cands []cand
+	var cands []int
 	for j, r := range slack {
 		if r >= 0 {
-			cands = append(cands, cand{j: j, units: int64(r * 1e6)})
+			cands = append(cands, j)
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b cand) int { return cmp.Compare(a.units, b.units) })
+	slices.SortStableFunc(cands, func(a, b int) int { return cmp.Compare(slack[a], slack[b]) })
 	return cands, nil
 }
 
@@ -164,15 +165,14 @@ func (s *Snapshot) placeEach(plans []*plan) ([]*Assignment, error) {
 	return as, nil
 }
 
-// bySize orders the sets largest first (pods times the request's total),
-// so the small ones fill what the big ones leave.
+// bySize orders the sets by pod count, largest first, so the small ones
+// (a master, a launcher) fill what the big ones leave.
 func bySize(plans []*plan) []int {
 	order := make([]int, len(plans))
 	for i := range order {
 		order[i] = i
 	}
-	size := func(p *plan) int64 { return int64(p.ps.Count) }
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(size(plans[b]), size(plans[a])) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(plans[b].ps.Count, plans[a].ps.Count) })
 	return order
 }
 
