@@ -26,26 +26,40 @@ func (s *Snapshot) Place(ps *PodSet) (*Assignment, error) {
 func (f *fitter) place() bool {
 	switch f.p.ps.Mode {
 	case Required:
-		return f.placeIn(f.p.level)
+		return f.placeIn(f.p.level, true)
 	case Preferred:
-		for l := f.p.level; l >= 0; l-- {
-			if f.placeIn(l) {
-				return true
-			}
-		}
-		return f.placeSpread(true)
+		return f.climb(f.p.level, true)
 	default:
-		return f.placeSpread(false)
+		return f.climb(f.lowest(), false)
 	}
 }
 
-// placeIn puts the plan in the tightest domain of level l that holds it.
-func (f *fitter) placeIn(l int) bool {
+// climb tries one domain of level l, then of each coarser level, and
+// finally spreads over the top-level domains.
+func (f *fitter) climb(l int, compact bool) bool {
+	for ; l >= 0; l-- {
+		if f.placeIn(l, compact) {
+			return true
+		}
+	}
+	return f.placeSpread(compact)
+}
+
+// lowest is where an unconstrained set starts looking for one domain: the
+// last level, or the slice level, whose domains count whole slices.
+func (f *fitter) lowest() int {
+	return min(f.p.slice, f.y.nodeLevel()-1)
+}
+
+// placeIn puts the plan in the tightest domain of level l that holds it,
+// and spreads it inside over the fewest children (compact) or the least
+// free first.
+func (f *fitter) placeIn(l int, compact bool) bool {
 	j, _ := f.tightest(l, 0, f.y.count(l))
 	if j < 0 {
 		return false
 	}
-	f.distribute(l, j, f.p.units, true)
+	f.distribute(l, j, f.p.units, compact)
 	return true
 }
 

@@ -44,7 +44,8 @@
 // level that still holds the whole set, leaving big holes for big jobs;
 // preferred climbs to coarser levels and finally spreads over the fewest
 // domains. Inside a chosen domain the pods go to the fewest children,
-// largest first, the last one best fit. Unconstrained fills the domains and
-// nodes with the least capacity first. A set that does not fit comes back as
+// largest first, the last one best fit. Unconstrained climbs the same way
+// from the lowest level, and fills the domains and nodes with the least
+// capacity first. A set that does not fit comes back as
 // a *NoFit that names the shape and the best domain, for a pending reason.
 package topology

@@ -70,10 +70,22 @@ func TestPlace(t *testing.T) {
 			ps:    gpuPods("w", 6, Preferred, rack),
 		},
 		{
-			name:  "unconstrained fills the least free nodes first",
+			name:  "unconstrained takes the least free node that holds it all",
 			hosts: []host{gpuHost("b1", "r1", 8), gpuHost("b1", "r1", 1), gpuHost("b1", "r1", 3)},
 			ps:    gpuPods("w", 3, Unconstrained, ""),
-			want:  map[string]int32{"r1-1": 1, "r1-2": 2}, wantLevel: 2,
+			want:  map[string]int32{"r1-2": 3}, wantLevel: 2,
+		},
+		{
+			name:  "unconstrained fills the least free nodes first when no node holds it",
+			hosts: []host{gpuHost("b1", "r1", 8), gpuHost("b1", "r1", 1), gpuHost("b1", "r1", 3)},
+			ps:    gpuPods("w", 10, Unconstrained, ""),
+			want:  map[string]int32{"r1-0": 6, "r1-1": 1, "r1-2": 3}, wantLevel: 2,
+		},
+		{
+			name:  "unconstrained takes the least free rack that holds it all",
+			hosts: concat(rackHosts("b1", "r1", 2, 4), rackHosts("b1", "r2", 2, 3), rackHosts("b2", "r3", 3, 4)),
+			ps:    gpuPods("w", 6, Unconstrained, ""),
+			want:  map[string]int32{"r2": 6}, wantLevel: 1,
 		},
 		{
 			name:  "required hostname picks the tightest node",

@@ -10,8 +10,11 @@ import (
 type Mode int
 
 const (
-	// Unconstrained places pods anywhere, filling the nodes with the least
-	// capacity first so that large holes stay free.
+	// Unconstrained places pods anywhere: in the least free node (or slice
+	// domain) that holds them all, else the least free rack, block and so
+	// on, else over the top-level domains; inside, the domains and nodes
+	// with the least capacity fill first, so that large holes stay free
+	// (Kueue's LeastFreeCapacity).
 	Unconstrained Mode = iota
 	// Required places all pods in one domain of the level, or not at all.
 	Required
