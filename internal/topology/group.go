@@ -9,7 +9,9 @@ import (
 // PlaceGroup places pod sets that must share one domain, such as a
 // PyTorchJob's master and workers: all sets share the Mode and Level of
 // the first. The domain is the tightest one where every set fits alone and
-// all fit together, the largest set placed first. Nothing is taken from the
+// all fit together, the largest set placed first, each compactly. This is
+// greedy, not a search: a domain where only another arrangement of the
+// sets would fit is passed over. Nothing is taken from the
 // snapshot; ApplyAll takes the returned assignments, in the given order.
 func (s *Snapshot) PlaceGroup(sets []PodSet) ([]*Assignment, error) {
 	plans, err := s.compileGroup(sets)
