@@ -1,0 +1,174 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NoFit says why a pod set does not fit, in terms a pending reason can use:
+// the shape asked for and the best domain on offer.
+type NoFit struct {
+	PodSet string
+	Mode   Mode
+	// Level is the label key the pods had to share (empty when
+	// Unconstrained); SliceLevel and SliceSize as in the PodSet.
+	Level      string
+	SliceLevel string
+	SliceSize  int32
+	Count      int32
+	// Need is the whole pod set's request.
+	Need Resources
+	// Best is the domain at Level holding the most of the pod set, or the
+	// whole topology for Unconstrained and Preferred; nil when no node
+	// qualifies.
+	Best *DomainFree
+	// Group names the pod sets that had to share one domain, when the
+	// pod set was placed as part of a group.
+	Group []string
+}
+
+// DomainFree is what one domain offers a pod set: how many of its pods fit
+// and the free amounts of the requested resources on the nodes it may use.
+type DomainFree struct {
+	Values []string
+	Pods   int64
+	Free   Resources
+}
+
+func (e *NoFit) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pod set %s needs %s (%d pods", e.PodSet, formatResources(e.Need), e.Count)
+	if e.SliceSize > 1 {
+		fmt.Fprintf(&b, " in slices of %d per %s", e.SliceSize, e.SliceLevel)
+	}
+	b.WriteString(")")
+	where := "the topology"
+	switch e.Mode {
+	case Required:
+		fmt.Fprintf(&b, " in one %s", e.Level)
+		where = e.Level
+	case Preferred:
+		b.WriteString(" anywhere in the topology")
+	}
+	if others := e.others(); len(others) > 0 {
+		fmt.Fprintf(&b, " together with %s", strings.Join(others, ", "))
+	}
+	if e.Best == nil && len(e.Group) > 1 {
+		fmt.Fprintf(&b, "; each fits some %s alone, none fits there together", where)
+		return b.String()
+	}
+	if e.Best == nil {
+		b.WriteString("; no node qualifies")
+		return b.String()
+	}
+	if len(e.Best.Values) > 0 {
+		fmt.Fprintf(&b, "; best %s %s", where, e.Best.Values[len(e.Best.Values)-1])
+	} else {
+		b.WriteString("; " + where)
+	}
+	fmt.Fprintf(&b, " holds %d pods, has %s free", e.Best.Pods, formatResources(e.Best.Free))
+	return b.String()
+}
+
+// others are the group's other pod sets.
+func (e *NoFit) others() []string {
+	var o []string
+	for _, n := range e.Group {
+		if n != e.PodSet {
+			o = append(o, n)
+		}
+	}
+	return o
+}
+
+func formatResources(r Resources) string {
+	parts := make([]string, 0, len(r))
+	for _, name := range sortedNames(r) {
+		parts = append(parts, fmt.Sprintf("%d %s", r[name], name))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// noFit describes the failure of the fitter's plan on the whole topology.
+func (f *fitter) noFit() *NoFit {
+	p := f.p
+	if p.ps.Mode == Required {
+		return f.noFitAt(p.level)
+	}
+	e := &NoFit{
+		PodSet: p.ps.Name, Mode: p.ps.Mode, Count: p.ps.Count,
+		SliceLevel: p.ps.SliceLevel, SliceSize: p.ps.SliceSize, Need: need(p.ps),
+	}
+	if p.ps.Mode == Preferred {
+		e.Level = p.ps.Level
+	}
+	if len(f.y.names) > 0 {
+		e.Best = f.domainFree(-1, 0)
+	}
+	return e
+}
+
+// noFitAt describes the failure to hold the plan in one domain of level l.
+func (f *fitter) noFitAt(l int) *NoFit {
+	p := f.p
+	e := &NoFit{
+		PodSet: p.ps.Name, Mode: Required, Level: f.y.levels[l], Count: p.ps.Count,
+		SliceLevel: p.ps.SliceLevel, SliceSize: p.ps.SliceSize, Need: need(p.ps),
+	}
+	if _, best := f.tightest(l, 0, f.y.count(l)); best >= 0 {
+		e.Best = f.domainFree(l, best)
+	}
+	return e
+}
+
+// domainFree sums what domain j at level l (-1: everything) offers.
+func (f *fitter) domainFree(l, j int) *DomainFree {
+	lo, hi := 0, len(f.y.names)
+	d := &DomainFree{Free: Resources{}}
+	if l >= 0 {
+		lo, hi = f.y.nodes(l, j)
+		d.Values = f.y.path(l, j)
+	}
+	d.Pods = f.pods[hi] - f.pods[lo]
+	if p := f.p; p.slice < f.y.nodeLevel() {
+		d.Pods = f.slicePods(lo, hi)
+	}
+	sums := make([]int64, len(f.p.req))
+	for i := lo; i < hi; i++ {
+		if fits := f.p.ps.Fits; fits != nil && !fits(f.y.names[i]) {
+			continue
+		}
+		for k, q := range f.p.req {
+			if q.res >= 0 {
+				sums[k] += f.s.free[i*f.s.nres+q.res]
+			}
+		}
+	}
+	for k, name := range f.p.names {
+		d.Free[name] = sums[k]
+	}
+	return d
+}
+
+// slicePods counts the pods in whole slices among the nodes [lo, hi).
+func (f *fitter) slicePods(lo, hi int) int64 {
+	var n int64
+	ls := f.p.slice
+	for d := f.y.leafAt(ls, lo); d < f.y.count(ls); d++ {
+		dlo, dhi := f.y.nodes(ls, d)
+		if dlo >= hi {
+			break
+		}
+		n += (f.pods[dhi] - f.pods[dlo]) / f.p.size * f.p.size
+	}
+	return n
+}
+
+// need is the whole pod set's request.
+func need(ps *PodSet) Resources {
+	r := make(Resources, len(ps.Request))
+	for name, v := range ps.Request {
+		r[name] = v * int64(ps.Count)
+	}
+	return r
+}

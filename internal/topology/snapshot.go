@@ -1,0 +1,175 @@
+package topology
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// ErrStale says an assignment was made on a snapshot of another shape of
+// the topology (nodes added, removed or relabelled since).
+var ErrStale = errors.New("assignment belongs to another topology layout")
+
+// Snapshot is one scheduling cycle's view of free capacity. It is not safe
+// for concurrent use; the tree keeps taking events meanwhile.
+type Snapshot struct {
+	Version uint64
+
+	lay  *layout
+	res  *resourceIndex
+	nres int
+	free []int64 // free[i*nres+r]
+	pods []int64 // free pod slots per node
+
+	scratch scratch
+}
+
+// Snapshot copies the free capacity, which the tree keeps in layout order,
+// so the cost is two flat copies. The layout is rebuilt only when the shape
+// changed since the previous snapshot.
+func (t *Tree) Snapshot() *Snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lay == nil {
+		t.lay = buildLayout(t.levels, t.sorted)
+	}
+	if t.rows == nil {
+		t.rows = buildRows(t.lay, len(t.res.names))
+	}
+	return &Snapshot{
+		Version: t.version,
+		lay:     t.lay,
+		res:     t.res,
+		nres:    t.rows.nres,
+		free:    slices.Clone(t.rows.free),
+		pods:    slices.Clone(t.rows.pods),
+	}
+}
+
+func buildRows(y *layout, nres int) *rows {
+	r := &rows{nres: nres, free: make([]int64, len(y.entries)*nres), pods: make([]int64, len(y.entries))}
+	for i, e := range y.entries {
+		copy(r.free[i*nres:(i+1)*nres], e.free)
+		r.pods[i] = max(e.podCap-e.podsUsed, 0)
+	}
+	return r
+}
+
+// Clone copies the snapshot's free capacity, for a cycle that wants to try
+// a batch of placements and keep or drop them as a whole.
+func (s *Snapshot) Clone() *Snapshot {
+	return &Snapshot{
+		Version: s.Version,
+		lay:     s.lay,
+		res:     s.res,
+		nres:    s.nres,
+		free:    append([]int64(nil), s.free...),
+		pods:    append([]int64(nil), s.pods...),
+	}
+}
+
+// Levels returns the level label keys, coarsest first.
+func (s *Snapshot) Levels() []string { return s.lay.levels }
+
+// Nodes returns the number of nodes in the topology.
+func (s *Snapshot) Nodes() int { return len(s.lay.names) }
+
+// Free returns a node's free capacity and pod slots in this snapshot.
+func (s *Snapshot) Free(node string) (Resources, int64, bool) {
+	i, ok := s.lay.index(node)
+	if !ok {
+		return nil, 0, false
+	}
+	r := Resources{}
+	for k, name := range s.res.names[:s.nres] {
+		r[name] = s.free[int(i)*s.nres+k]
+	}
+	return r, s.pods[i], true
+}
+
+// Apply takes an assignment's capacity in this snapshot, so later
+// placements of the cycle do not count on it. It changes nothing and
+// returns an error when some node no longer has room.
+func (s *Snapshot) Apply(a *Assignment) error {
+	if a.lay != s.lay {
+		return ErrStale
+	}
+	for k, i := range a.nodeIdx {
+		if fit := s.fit(int(i), a.req); fit < int64(a.Nodes[k].Count) {
+			return fmt.Errorf("node %s holds %d more pods of pod set %s, the assignment puts %d there", a.Nodes[k].Name, fit, a.PodSet, a.Nodes[k].Count)
+		}
+	}
+	s.addAssignment(a, -1)
+	return nil
+}
+
+// Unapply gives back what Apply took.
+func (s *Snapshot) Unapply(a *Assignment) error {
+	if a.lay != s.lay {
+		return ErrStale
+	}
+	s.addAssignment(a, 1)
+	return nil
+}
+
+// ApplyAll applies several assignments, all or none.
+func (s *Snapshot) ApplyAll(as []*Assignment) error {
+	for k, a := range as {
+		if err := s.Apply(a); err != nil {
+			for _, done := range as[:k] {
+				_ = s.Unapply(done)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Snapshot) addAssignment(a *Assignment, sign int64) {
+	for k, i := range a.nodeIdx {
+		n := sign * int64(a.Nodes[k].Count)
+		for _, q := range a.req {
+			s.free[int(i)*s.nres+q.res] += n * q.amount
+		}
+		s.pods[i] += n
+	}
+}
+
+// lookup returns a resource's position in the snapshot's rows, or -1.
+func (s *Snapshot) lookup(name string) int {
+	if r := s.res.lookup(name); r < s.nres {
+		return r
+	}
+	return -1
+}
+
+// request is one requested resource of a pod, by position (-1 when no
+// node has it). limit is the most pods whose request fits an int64.
+type request struct {
+	res    int
+	amount int64
+	limit  int64
+}
+
+func newRequest(res int, amount int64) request {
+	return request{res: res, amount: amount, limit: math.MaxInt64 / amount}
+}
+
+// fit returns how many pods with the given requests node i holds: the
+// minimum over resources of free/request, and the free pod slots. It
+// divides only when a resource binds tighter than the bound so far, which
+// is rare after the first: a multiplication is much cheaper.
+func (s *Snapshot) fit(i int, req []request) int64 {
+	n := s.pods[i]
+	row := s.free[i*s.nres : (i+1)*s.nres]
+	for _, q := range req {
+		if q.res < 0 {
+			return 0
+		}
+		if free := row[q.res]; n > q.limit || n*q.amount > free {
+			n = free / q.amount
+		}
+	}
+	return max(n, 0)
+}
