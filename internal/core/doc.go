@@ -7,6 +7,7 @@
 // That keeps every decision testable with plain tables, fuzzing and
 // benchmarks.
 //
-// Quantities are int64 milli-units (1 GPU = 1000, 1 byte = 1000), so every
-// resource, fractional CPUs included, shares one exact arithmetic.
+// Quantities are exact int64s in each resource's own unit (1 GPU = 1, 1 byte
+// = 1), except cpu, which is counted in milli-cores so fractional CPUs stay
+// exact (MilliUnits); petabytes of memory fit without overflow.
 package core
