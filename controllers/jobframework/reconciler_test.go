@@ -100,6 +100,16 @@ func (e reconcilerEnv) admit(t *testing.T, wl *musterv1beta1.Workload) {
 	}
 }
 
+// start takes a queued job through the reconciles that create its
+// Workload, then (once admitted) start it.
+func (e reconcilerEnv) start(t *testing.T, j *batchv1.Job) {
+	t.Helper()
+	e.reconcile(t, j)
+	wl := e.workloads(t)[0]
+	e.admit(t, &wl)
+	e.reconcile(t, j)
+}
+
 func a100() *musterv1beta1.ResourceFlavor {
 	return &musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"},
 		Spec: musterv1beta1.ResourceFlavorSpec{NodeLabels: map[string]string{"gpu": "a100"}}}
@@ -135,10 +145,7 @@ func TestReconcilerStartsAnAdmittedJobOnItsFlavor(t *testing.T) {
 	g := NewWithT(t)
 	j := gpuJob(true)
 	e := newReconcilerEnv(t, j, a100())
-	e.reconcile(t, j)
-	wl := e.workloads(t)[0]
-	e.admit(t, &wl)
-	e.reconcile(t, j)
+	e.start(t, j)
 	got := e.job(t, j)
 	g.Expect(ptr.Deref(got.Spec.Suspend, true)).To(BeFalse(), "started")
 	g.Expect(got.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("gpu", "a100"), "placed on its flavor's nodes")
@@ -148,11 +155,8 @@ func TestReconcilerStopsAnEvictedJobThenReleasesItsQuota(t *testing.T) {
 	g := NewWithT(t)
 	j := gpuJob(true)
 	e := newReconcilerEnv(t, j, a100())
-	e.reconcile(t, j)
+	e.start(t, j)
 	wl := e.workloads(t)[0]
-	e.admit(t, &wl)
-	e.reconcile(t, j) // started
-	wl = e.workloads(t)[0]
 	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
 		Reason: musterv1beta1.ReasonPreempted, Message: "preempted"})
 	g.Expect(e.c.Status().Update(context.Background(), &wl)).To(Succeed())
@@ -172,15 +176,12 @@ func TestReconcilerFinishesTheWorkloadOfAFinishedJob(t *testing.T) {
 	g := NewWithT(t)
 	j := gpuJob(true)
 	e := newReconcilerEnv(t, j, a100())
-	e.reconcile(t, j)
-	wl := e.workloads(t)[0]
-	e.admit(t, &wl)
-	e.reconcile(t, j)
+	e.start(t, j)
 	got := e.job(t, j)
 	got.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	g.Expect(e.c.Status().Update(context.Background(), got)).To(Succeed())
 	e.reconcile(t, j)
-	wl = e.workloads(t)[0]
+	wl := e.workloads(t)[0]
 	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadFinished)
 	g.Expect(c).NotTo(BeNil())
 	g.Expect(c.Status).To(Equal(metav1.ConditionTrue))

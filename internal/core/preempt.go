@@ -258,7 +258,7 @@ func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool
 // more of fr than their subtree's quota, room held this cycle aside.
 func borrowsUpTo(n, top *node, fr FlavorResource) bool {
 	for ; n != nil && n != top; n = n.parent {
-		if !n.workloadsBorrow(fr) {
+		if !n.borrowing(fr) {
 			return false
 		}
 	}

@@ -125,14 +125,10 @@ func (n *node) potential(fr FlavorResource) int64 {
 	return g + p
 }
 
-// borrowing reports whether the node uses more of fr than its own subtree
-// quota.
-func (n *node) borrowing(fr FlavorResource) bool { return n.usage[fr] > n.subtree[fr] }
-
-// workloadsBorrow reports whether the workloads under the node use more of
-// fr than its subtree's quota: room held for waiting preemptors is not
+// borrowing reports whether the workloads under the node use more of fr
+// than its subtree's quota: room held for waiting preemptors is not
 // borrowed by anyone, and must not make a queue a reclaim target.
-func (n *node) workloadsBorrow(fr FlavorResource) bool {
+func (n *node) borrowing(fr FlavorResource) bool {
 	return n.usage[fr]-n.reserved[fr] > n.subtree[fr]
 }
 

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // QuotaSampler is the quota-is-never-oversubscribed check the reliability,
@@ -103,7 +103,7 @@ func (s *QuotaSampler) Check(t testing.TB, minSamples int) {
 func Held(wls []musterv1beta1.Workload, res corev1.ResourceName) (perQueue map[string]int64, total int64) {
 	perQueue = map[string]int64{}
 	for _, wl := range wls {
-		if wl.Status.Admission == nil || meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+		if !workload.HoldsQuota(&wl) {
 			continue
 		}
 		for _, psa := range wl.Status.Admission.PodSetAssignments {

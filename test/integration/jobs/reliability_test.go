@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/workload"
 	. "github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -170,7 +171,7 @@ func admittedCount(g Gomega, ns string) int {
 	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(ns))).To(Succeed())
 	n := 0
 	for _, wl := range wls.Items {
-		if wl.Status.Admission != nil && !meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadFinished) {
+		if workload.HoldsQuota(&wl) {
 			n++
 		}
 	}
