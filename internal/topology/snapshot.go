@@ -130,7 +130,9 @@ func (s *Snapshot) addAssignment(a *Assignment, sign int64) {
 	for k, i := range a.nodeIdx {
 		n := sign * int64(a.Nodes[k].Count)
 		for _, q := range a.req {
-			s.free[int(i)*s.nres+q.res] += n * q.amount
+			if q.res >= 0 { // a resource no node has takes nothing
+				s.free[int(i)*s.nres+q.res] += n * q.amount
+			}
 		}
 		s.pods[i] += n
 	}
@@ -172,4 +174,27 @@ func (s *Snapshot) fit(i int, req []request) int64 {
 		}
 	}
 	return max(n, 0)
+}
+
+// Bind returns a copy of an assignment made elsewhere (read back from an
+// admitted workload's status, or placed on an older snapshot) tied to this
+// snapshot's layout, so Apply and Unapply can take or give back its
+// capacity: a preemption search releases its victims' nodes this way.
+// Nodes no longer in the topology are left out: their capacity is gone.
+func (s *Snapshot) Bind(a *Assignment) *Assignment {
+	b := *a
+	b.lay, b.Nodes, b.nodeIdx = s.lay, nil, nil
+	for _, n := range a.Nodes {
+		if i, ok := s.lay.index(n.Name); ok && n.Count > 0 {
+			b.Nodes = append(b.Nodes, n)
+			b.nodeIdx = append(b.nodeIdx, i)
+		}
+	}
+	b.req = b.req[:0:0]
+	for _, name := range sortedNames(a.Request) {
+		if v := a.Request[name]; v > 0 {
+			b.req = append(b.req, newRequest(s.lookup(name), v))
+		}
+	}
+	return &b
 }

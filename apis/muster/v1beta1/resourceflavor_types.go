@@ -6,6 +6,8 @@ import (
 )
 
 // ResourceFlavorSpec describes a kind of node: how to steer pods onto it.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.topologyName) || (has(self.nodeLabels) && size(self.nodeLabels) > 0)",message="a flavor with a topologyName must have nodeLabels"
 type ResourceFlavorSpec struct {
 	// nodeLabels are injected as a nodeSelector into the pods of a workload
 	// admitted on this flavor, so they land on nodes that have these labels.
@@ -27,6 +29,14 @@ type ResourceFlavorSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// topologyName names the Topology of this flavor's nodes. Pod sets
+	// admitted on the flavor are placed in it: a workload is admitted only
+	// if its pods can be packed onto the flavor's Ready nodes, in one
+	// domain when a pod set requires it. It and nodeLabels cannot change
+	// while workloads are admitted on the flavor.
+	// +optional
+	TopologyName TopologyReference `json:"topologyName,omitempty"`
 }
 
 // +genclient

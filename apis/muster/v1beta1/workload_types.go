@@ -79,6 +79,63 @@ type PodSet struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MinCount *int32 `json:"minCount,omitempty"`
+
+	// topologyRequest says how the pod set's pods must sit in the topology
+	// of the flavor it is admitted on. It is taken from the podset-*-topology
+	// annotations of the job's pod template (under muster.dev/ or Kueue's
+	// kueue.x-k8s.io/). A pod set without one, on a flavor with a
+	// topology, is placed unconstrained: still only where its pods fit.
+	// +optional
+	TopologyRequest *PodSetTopologyRequest `json:"topologyRequest,omitempty"`
+}
+
+// PodSetTopologyRequest is how tightly a pod set's pods must sit together.
+//
+// +kubebuilder:validation:XValidation:rule="[has(self.required), has(self.preferred), has(self.unconstrained) && self.unconstrained].filter(x, x).size() <= 1",message="at most one of required, preferred and unconstrained may be set"
+// +kubebuilder:validation:XValidation:rule="has(self.podSetSliceRequiredTopology) == has(self.podSetSliceSize)",message="podSetSliceRequiredTopology and podSetSliceSize go together"
+type PodSetTopologyRequest struct {
+	// required is a level's node label: all pods in one domain of that
+	// level, or the workload is not admitted.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	Required *string `json:"required,omitempty"`
+
+	// preferred is a level's node label: all pods in one domain of that
+	// level if possible, else in one domain of the nearest coarser level,
+	// else over the fewest domains.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	Preferred *string `json:"preferred,omitempty"`
+
+	// unconstrained places the pods anywhere they fit, filling the fullest
+	// nodes first so that large holes stay for large jobs.
+	// +optional
+	Unconstrained *bool `json:"unconstrained,omitempty"`
+
+	// podIndexLabel is the pod label holding a pod's index in its pod set
+	// (a Job's completion index, a replica index), used to give pods with
+	// neighbouring indexes neighbouring nodes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	PodIndexLabel *string `json:"podIndexLabel,omitempty"`
+
+	// podSetSliceRequiredTopology is a level's node label: each slice of
+	// podSetSliceSize pods lands in one domain of that level.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	PodSetSliceRequiredTopology *string `json:"podSetSliceRequiredTopology,omitempty"`
+
+	// podSetSliceSize is the number of pods per slice; the pod set's count
+	// must be a multiple of it.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	PodSetSliceSize *int32 `json:"podSetSliceSize,omitempty"`
+
+	// podSetGroupName puts the pod sets of a workload that share it in the
+	// same domain, e.g. a PyTorchJob's master and workers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	PodSetGroupName *string `json:"podSetGroupName,omitempty"`
 }
 
 // WorkloadStatus reports where a workload is in its life.
@@ -137,6 +194,61 @@ type PodSetAssignment struct {
 	// only under partial admission.
 	// +optional
 	Count *int32 `json:"count,omitempty"`
+
+	// topologyAssignment is where the pod set's pods go, when its flavor
+	// has a topology: the pods per node, grouped by the domain above the
+	// nodes, so a 1,000-pod set on 1,000 nodes stays a few kilobytes.
+	// +optional
+	TopologyAssignment *TopologyAssignment `json:"topologyAssignment,omitempty"`
+}
+
+// TopologyAssignment is the placement of a pod set's pods.
+type TopologyAssignment struct {
+	// levels are the topology's node labels, coarsest first; the last one
+	// names the leaves of domains[].
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	Levels []string `json:"levels"`
+
+	// domains group the leaves by their parent domain.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100000
+	Domains []TopologyDomainAssignment `json:"domains"`
+}
+
+// TopologyDomainAssignment is the pods in the leaves below one domain.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.counts) || size(self.counts) == size(self.leaves)",message="counts must have one entry per leaf"
+// +kubebuilder:validation:XValidation:rule="has(self.counts) != has(self.count)",message="exactly one of count and counts must be set"
+type TopologyDomainAssignment struct {
+	// values name the parent domain: one value per level but the last.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=7
+	Values []string `json:"values,omitempty"`
+
+	// leaves are the last level's values (the node names when the last
+	// level is kubernetes.io/hostname) that get pods.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100000
+	Leaves []string `json:"leaves"`
+
+	// count is the number of pods of every leaf, when they all get the same.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	Count *int32 `json:"count,omitempty"`
+
+	// counts is the number of pods per leaf, in the order of leaves.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100000
+	Counts []int32 `json:"counts,omitempty"`
 }
 
 // RequeueState is the backoff of a requeued workload.
