@@ -84,17 +84,92 @@ const (
 // that the whole workload fits the queue's quota, borrowing from the cohort
 // within the limits. Flavors are tried in the queue's order; the queue's
 // flavor fungibility says whether a flavor that fits only by borrowing or
-// preempting is taken or a later one looked for. It returns the admission
-// and how it fits (the worst of its flavors), or why there is none. The
-// NoFit explanation is also returned for FitPreempt, for when preemption
-// finds no victims.
+// preempting is taken or a later one looked for. A pod set whose flavor has
+// a topology must also be placed on its nodes; a flavor where it cannot be
+// is passed over for the next (and, if the queue may preempt, kept as the
+// flavor to preempt on). It returns the admission and how it fits (the
+// worst of its flavors), or why there is none. The NoFit explanation is
+// also returned for FitPreempt, for when preemption finds no victims.
 func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *NoFit) {
+	excluded := map[string]bool{}
+	var placeReasons []Reason
+	var fallback *Admission
+	never := true
+	for {
+		adm, mode, why := assignFlavors(s, q, wl, excluded)
+		if mode == Unfit || len(topologyFlavors(s, adm)) == 0 && !asksTopology(wl) {
+			if fallback != nil {
+				return fallback, FitPreempt, withPlacement(why, placeReasons, false, wl)
+			}
+			return adm, mode, withPlacement(why, placeReasons, never, wl)
+		}
+		fail := placeAdmission(s, wl, adm)
+		if fail == nil {
+			return adm, mode, withPlacement(why, placeReasons, false, wl)
+		}
+		fail.reason.Text += quotaNote(q, fail.flavor, adm)
+		placeReasons = append(placeReasons, fail.reason)
+		never = never && fail.never
+		if fallback == nil && !fail.never && q.Preemption != (Preemption{}) {
+			fallback = adm
+		}
+		excluded[fail.flavor] = true
+	}
+}
+
+// quotaNote says what the quota would allow of the resources the
+// admission takes from a flavor whose placement failed: the shortfall is
+// in the nodes, not the quota.
+func quotaNote(q *QueueSnapshot, flavor string, adm *Admission) string {
+	var parts []string
+	seen := map[string]bool{}
+	for _, ps := range adm.PodSets {
+		for _, res := range sortedKeys(ps.Flavors) {
+			if ps.Flavors[res] != flavor || seen[res] || res == podsResource {
+				continue
+			}
+			seen[res] = true
+			parts = append(parts, Format(res, max(q.Available(FlavorResource{Flavor: flavor, Resource: res}), 0))+" "+res)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (quota allows " + strings.Join(parts, ", ") + ")"
+}
+
+// asksTopology reports whether a pod set of the workload asks for a
+// topology.
+func asksTopology(wl *Workload) bool {
+	for i := range wl.PodSets {
+		if wl.PodSets[i].Topology != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// withPlacement adds the placement failures to the quota explanation.
+func withPlacement(n *NoFit, reasons []Reason, never bool, wl *Workload) *NoFit {
+	if len(reasons) == 0 {
+		return n
+	}
+	if n == nil {
+		n = &NoFit{PodSet: wl.PodSets[0].Name, Never: true}
+	}
+	n.Reasons = append(n.Reasons, reasons...)
+	n.Never = n.Never && never
+	return n
+}
+
+// assignFlavors is Assign's quota half, without the flavors excluded.
+func assignFlavors(s *Snapshot, q *QueueSnapshot, wl *Workload, excluded map[string]bool) (*Admission, FitMode, *NoFit) {
 	adm := &Admission{ClusterQueue: q.Name}
 	mode := Fit
 	var why *NoFit
 	taken := Usage{} // quota taken by earlier pod sets of this workload
 	for i := range wl.PodSets {
-		psa, psMode, noFit := assignPodSet(s, q, &wl.PodSets[i], taken)
+		psa, psMode, noFit := assignPodSet(s, q, &wl.PodSets[i], taken, excluded)
 		if psMode == Unfit {
 			return nil, Unfit, withTotals(noFit, q.ClusterQueue, wl)
 		}
@@ -127,7 +202,7 @@ func withTotals(n *NoFit, cq *ClusterQueue, wl *Workload) *NoFit {
 	return n
 }
 
-func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage) (*PodSetAssignment, FitMode, *NoFit) {
+func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage, excluded map[string]bool) (*PodSetAssignment, FitMode, *NoFit) {
 	total := podSetTotal(q.ClusterQueue, ps)
 	psa := &PodSetAssignment{Name: ps.Name, Count: ps.Count, Flavors: map[string]string{}, Usage: total}
 	groups, uncovered := groupRequests(q.ClusterQueue, total)
@@ -138,7 +213,7 @@ func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage) (*PodS
 	mode := Fit
 	var why *NoFit
 	for _, g := range groups {
-		flavor, gMode, noFit := pickFlavor(s, q, ps, g, total, taken)
+		flavor, gMode, noFit := pickFlavor(s, q, ps, g, total, taken, excluded)
 		if gMode == Unfit {
 			return nil, Unfit, noFit
 		}
@@ -210,11 +285,14 @@ func groupRequests(cq *ClusterQueue, total Requests) ([]groupRequest, []string) 
 // pickFlavor returns the flavor of the group the pod set gets, and how it
 // fits: the first flavor that fits outright, or, following the queue's
 // fungibility, the first that fits by borrowing or by preempting.
-func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total Requests, taken Usage) (string, FitMode, *NoFit) {
+func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total Requests, taken Usage, excluded map[string]bool) (string, FitMode, *NoFit) {
 	noFit := &NoFit{PodSet: ps.Name, Never: true}
 	best, bestMode := "", Unfit
 	canPreempt := q.Preemption != (Preemption{})
 	for _, fq := range g.group.Flavors {
+		if excluded[fq.Flavor] {
+			continue // its placement failed; Assign says why
+		}
 		f := s.Flavor(fq.Flavor)
 		if f == nil {
 			noFit.Reasons = append(noFit.Reasons, Reason{Text: "flavor " + fq.Flavor + " not found"})

@@ -30,6 +30,8 @@ type Cache struct {
 	// preemptionDelay is how long a workload that fits only by preempting
 	// holds its room, waiting for it to free, before it evicts anyone.
 	preemptionDelay time.Duration
+	// capacity is the nodes, pods and topologies of topology placement.
+	capacity *capacity
 }
 
 type cachedWorkload struct {
@@ -48,6 +50,7 @@ func NewCache() *Cache {
 		byQueue:   map[string]map[string]*cachedWorkload{},
 		usage:     map[string]Usage{},
 		lqStop:    map[string]StopPolicy{},
+		capacity:  newCapacity(),
 	}
 }
 

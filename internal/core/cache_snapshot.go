@@ -2,6 +2,8 @@ package core
 
 import (
 	"sort"
+
+	"github.com/musterhq/muster/internal/topology"
 )
 
 // Snapshot copies what one scheduling cycle needs, so the cycle decides
@@ -58,7 +60,30 @@ func (c *Cache) Snapshot() *Snapshot {
 		q.AddUsage(c.usage[name])
 	}
 	c.copyWorkloads(s)
+	c.snapshotCapacity(s)
 	return s
+}
+
+// snapshotCapacity gives the snapshot each topology's free capacity and
+// the placements to repair.
+func (c *Cache) snapshotCapacity(s *Snapshot) {
+	if len(c.capacity.trees) == 0 {
+		return
+	}
+	s.topologies = make(map[string]*topology.Snapshot, len(c.capacity.trees))
+	for name, t := range c.capacity.trees {
+		s.topologies[name] = t.Snapshot()
+	}
+	s.nodes = c.frozenNodes()
+	s.nodeFits = map[string]map[string]bool{}
+	s.broken = c.brokenPlacements()
+	for key := range s.broken {
+		if cw, ok := c.workloads[key]; ok {
+			if q := s.queues[cw.wl.Admission.ClusterQueue]; q != nil && q.Workloads[key] == nil {
+				q.Workloads[key] = cw.wl
+			}
+		}
+	}
 }
 
 // copyWorkloads gives the snapshot the admitted workloads of the queues

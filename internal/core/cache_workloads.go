@@ -101,6 +101,7 @@ func (c *Cache) add(wl *Workload, assumed bool) {
 	}
 	c.usage[cq].Add(u)
 	c.byQueue[cq][wl.Key] = cw
+	c.place(wl)
 }
 
 func (c *Cache) remove(key string) {
@@ -108,6 +109,7 @@ func (c *Cache) remove(key string) {
 	if !ok {
 		return
 	}
+	c.unplace(cw.wl)
 	delete(c.workloads, key)
 	cq := cw.wl.Admission.ClusterQueue
 	c.usage[cq].Sub(cw.usage)

@@ -76,6 +76,9 @@ type Flavor struct {
 	NodeLabels  map[string]string
 	Taints      []Taint
 	Tolerations []Toleration
+	// Topology names the flavor's Topology: its pod sets are admitted only
+	// where their pods can be placed (see PlacePodSets).
+	Topology string
 }
 
 // ResourceQuota is the quota of one resource of one flavor.
@@ -209,6 +212,12 @@ type PodSet struct {
 	Requests     Requests
 	NodeSelector map[string]string
 	Tolerations  []Toleration
+	// Affinity is the pods' required node affinity: a node must match one
+	// of the terms. Only topology placement evaluates it.
+	Affinity []NodeSelectorTerm
+	// Topology is how the pods must sit in the flavor's topology; nil on a
+	// topology flavor places them unconstrained.
+	Topology *TopologyRequest
 }
 
 // Workload is a job as the core sees it.
@@ -260,6 +269,8 @@ type PodSetAssignment struct {
 	Flavors map[string]string
 	// Usage is the total for the pod set: per-pod requests times Count.
 	Usage Requests
+	// Placement is where the pods go, when a flavor has a topology.
+	Placement *Placement
 }
 
 // Usage is the quota the admission holds, per flavor and resource.
@@ -283,7 +294,8 @@ func sameRequest(a, b *Workload) bool {
 	for i := range a.PodSets {
 		pa, pb := &a.PodSets[i], &b.PodSets[i]
 		if pa.Name != pb.Name || pa.Count != pb.Count || !equalMap(pa.Requests, pb.Requests) ||
-			!equalMap(pa.NodeSelector, pb.NodeSelector) || !equalSlice(pa.Tolerations, pb.Tolerations) {
+			!equalMap(pa.NodeSelector, pb.NodeSelector) || !equalSlice(pa.Tolerations, pb.Tolerations) ||
+			placementKey(pa) != placementKey(pb) {
 			return false
 		}
 	}
@@ -330,7 +342,7 @@ func (w *Workload) shapeKey() string {
 		for _, k := range sortedKeys(ps.NodeSelector) {
 			fmt.Fprintf(&b, "%s=%s,", k, ps.NodeSelector[k])
 		}
-		fmt.Fprintf(&b, "|%v;", ps.Tolerations)
+		fmt.Fprintf(&b, "|%v|%s;", ps.Tolerations, placementKey(&ps))
 	}
 	for _, k := range sortedKeys(w.NamespaceLabels) {
 		fmt.Fprintf(&b, "%s=%s,", k, w.NamespaceLabels[k])

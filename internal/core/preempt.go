@@ -54,6 +54,7 @@ type preemptionPlan struct {
 func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) preemptionPlan {
 	need := adm.Usage()
 	tree := q.node.root().leaves()
+	fc := newFitCheck(s, q, wl, adm)
 	var evicting []candidate
 	for _, l := range tree {
 		for _, w := range l.Workloads {
@@ -62,9 +63,9 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 			}
 		}
 	}
-	removeAll(evicting)
-	defer restoreAll(evicting)
-	if fitsAfter(q, need, true) {
+	fc.removeAll(evicting)
+	defer fc.restoreAll(evicting)
+	if fc.fits(true) {
 		plan := preemptionPlan{}
 		for _, c := range evicting {
 			plan.waitFor = append(plan.waitFor, c.wl)
@@ -74,7 +75,7 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 	for _, borrow := range []bool{false, true} {
 		short := shortfall(q, need, borrow)
 		cands := candidates(s, q, wl, need, short, tree, borrow)
-		if victims := greedyMinimal(s, q, need, short, cands, borrow); victims != nil {
+		if victims := greedyMinimal(s, fc, short, cands, borrow); victims != nil {
 			return preemptionPlan{victims: victims}
 		}
 	}
@@ -86,6 +87,13 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 // help, and only queues borrowing them may be reclaimed from.
 func shortfall(q *QueueSnapshot, need Usage, borrow bool) Usage {
 	out := Usage{}
+	if len(need) > 0 && fitsAfter(q, need, borrow) {
+		// Only the placement is short: whoever uses the flavors may help.
+		for fr, v := range need {
+			out[fr] = v
+		}
+		return out
+	}
 	for fr, v := range need {
 		if v > q.Available(fr) || (!borrow && q.node.usage[fr]+v > q.Nominal(fr)) {
 			out[fr] = v
@@ -196,35 +204,36 @@ func allowed(p PreemptionPolicy, preemptor, victim *Workload) bool {
 // needed (reclaim never goes below a queue's nominal quota) and, under fair
 // sharing, only while their queue's share is above what the preemptor's
 // would be. It returns nil if no set of candidates is enough.
-func greedyMinimal(s *Snapshot, q *QueueSnapshot, need, short Usage, cands []candidate, borrow bool) []Victim {
+func greedyMinimal(s *Snapshot, fc *fitCheck, short Usage, cands []candidate, borrow bool) []Victim {
+	q, need := fc.q, fc.need
 	var taken []candidate
 	fits := false
 	for _, c := range cands {
 		if c.queue != q && !mayReclaimFrom(s, q, c.queue, need, short) {
 			continue
 		}
-		c.queue.RemoveUsage(c.wl.Admission.Usage())
+		fc.remove(c)
 		taken = append(taken, c)
-		if fitsAfter(q, need, borrow) {
+		if fc.fits(borrow) {
 			fits = true
 			break
 		}
 	}
 	if !fits {
-		restoreAll(taken)
+		fc.restoreAll(taken)
 		return nil
 	}
 	var victims []Victim
 	for i := len(taken) - 2; i >= 0; i-- {
 		c := taken[i]
-		c.queue.AddUsage(c.wl.Admission.Usage())
-		if fitsAfter(q, need, borrow) {
+		fc.restore(c)
+		if fc.fits(borrow) {
 			taken = append(taken[:i], taken[i+1:]...)
 			continue
 		}
-		c.queue.RemoveUsage(c.wl.Admission.Usage())
+		fc.remove(c)
 	}
-	restoreAll(taken)
+	fc.restoreAll(taken)
 	for _, c := range taken {
 		victims = append(victims, Victim{Workload: c.wl, Queue: c.queue.Name, Reason: c.reason})
 	}
@@ -302,14 +311,4 @@ func overlaps(w *Workload, need Usage) bool {
 	return false
 }
 
-func removeAll(cs []candidate) {
-	for _, c := range cs {
-		c.queue.RemoveUsage(c.wl.Admission.Usage())
-	}
-}
 
-func restoreAll(cs []candidate) {
-	for _, c := range cs {
-		c.queue.AddUsage(c.wl.Admission.Usage())
-	}
-}

@@ -13,8 +13,14 @@ type Decision struct {
 	// Victims are the workloads to evict so this one fits later.
 	Victims []Victim
 	// Evict, for an admitted workload, is why it must be evicted (its
-	// queue is draining); NoEviction otherwise.
-	Evict Eviction
+	// queue is draining, a node of its placement failed); NoEviction
+	// otherwise. EvictDetail says more, in words.
+	Evict       Eviction
+	EvictDetail string
+	// Lost, for an admitted workload, names the failed nodes of its
+	// placement: with Admission set, the new placement that replaces them;
+	// with Evict NodeFailed, none could.
+	Lost []string
 	// Pending says why the workload stays pending; formatted only when
 	// written (see Message).
 	Pending Pending
@@ -37,6 +43,9 @@ const (
 	ClusterQueueStopped
 	// LocalQueueStopped: its LocalQueue is stopped with HoldAndDrain.
 	LocalQueueStopped
+	// NodeFailed: a node of its placement failed and no other in its
+	// domain has room for the pods that were there.
+	NodeFailed
 )
 
 // Message says why the workload is evicted, or stays pending, in words.
@@ -46,6 +55,11 @@ func (d *Decision) Message() string {
 		return "ClusterQueue " + d.Workload.Admission.ClusterQueue + " is stopped and draining"
 	case LocalQueueStopped:
 		return "LocalQueue " + d.Workload.Queue + " is stopped and draining"
+	case NodeFailed:
+		return lostMessage(d.Lost) + " of its placement failed and no replacement fits: " + d.EvictDetail
+	}
+	if d.Admission != nil && len(d.Lost) > 0 {
+		return lostMessage(d.Lost) + " of its placement failed; its pods there were moved"
 	}
 	return d.Pending.Message()
 }
@@ -60,7 +74,7 @@ func (d *Decision) Message() string {
 // Under StrictFIFO a queue stops at the first workload that does not fit.
 // Admitted workloads of draining queues are evicted.
 func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
-	decisions := drain(s)
+	decisions := append(repair(s), drain(s)...)
 	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, holding: map[string]*Workload{},
 		reclaiming: map[*node]Usage{}}
 	if s.fairSharing {
@@ -199,6 +213,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		fallthrough
 	case Fit:
 		q.AddUsage(adm.Usage())
+		commitPlacements(s, adm)
 		return Decision{Workload: wl, Admission: adm}, false
 	case FitPreempt:
 		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {

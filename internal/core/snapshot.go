@@ -2,6 +2,8 @@ package core
 
 import (
 	"time"
+
+	"github.com/musterhq/muster/internal/topology"
 )
 
 // Snapshot is a consistent copy of the cache for one scheduling cycle: the
@@ -22,6 +24,16 @@ type Snapshot struct {
 	// fits only by preempting holds its room first (see SetNow).
 	now             time.Time
 	preemptionDelay time.Duration
+	// topologies holds each topology's free capacity for the cycle; a
+	// placement admitted in the cycle is applied to it.
+	topologies map[string]*topology.Snapshot
+	// nodes is the node catalogue placement filters by, and nodeFits
+	// memoizes, per placement class, which nodes qualify.
+	nodes    map[string]*Node
+	nodeFits map[string]map[string]bool
+	// broken maps admitted workloads to the nodes of their placements
+	// that failed (gone, not Ready, tainted NoExecute).
+	broken map[string][]string
 }
 
 // SetNow gives the cycle its time: the core reads no clock. Without it,

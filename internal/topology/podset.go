@@ -157,3 +157,26 @@ func sortedNames(r Resources) []string {
 	slices.Sort(names)
 	return names
 }
+
+// Group is the nodes of an assignment below one domain of the last level.
+type Group struct {
+	// Values name the domain, one per level.
+	Values []string
+	Nodes  []NodeCount
+}
+
+// Groups returns the assignment's nodes grouped by their last-level
+// domain, in layout order: the compact form the Workload status keeps.
+func (a *Assignment) Groups() []Group {
+	out := make([]Group, 0, len(a.Domains))
+	k := 0
+	for _, d := range a.Domains {
+		g := Group{Values: d.Values}
+		for left := d.Count; left > 0 && k < len(a.Nodes); k++ {
+			g.Nodes = append(g.Nodes, a.Nodes[k])
+			left -= a.Nodes[k].Count
+		}
+		out = append(out, g)
+	}
+	return out
+}

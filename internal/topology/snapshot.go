@@ -198,3 +198,111 @@ func (s *Snapshot) Bind(a *Assignment) *Assignment {
 	}
 	return &b
 }
+
+// DomainCounts returns the number of domains at each level, coarsest first.
+func (s *Snapshot) DomainCounts() []int {
+	out := make([]int, len(s.lay.levels))
+	for l := range out {
+		out[l] = s.lay.count(l)
+	}
+	return out
+}
+
+// Replace moves the pods an assignment has on the lost nodes elsewhere,
+// keeping the others where they are: inside the domain of level that held
+// them when level is set (the pod set's required level), anywhere the
+// pod set fits otherwise. ps is the pod set as placed, its Count ignored.
+// The result is bound to this snapshot and not applied; the capacity the
+// old assignment holds on the kept nodes is already counted here.
+func (s *Snapshot) Replace(a *Assignment, lost []string, ps PodSet, level string) (*Assignment, error) {
+	kept, moved := s.split(a, lost)
+	if moved == 0 {
+		return s.Bind(a), nil
+	}
+	ps.Count, ps.SliceLevel, ps.SliceSize = moved, "", 0
+	ps.Mode, ps.Level = Unconstrained, ""
+	if l := slices.Index(s.lay.levels, level); l >= 0 {
+		within := s.domainOf(kept, lost, l)
+		inner := ps.Fits
+		ps.Mode, ps.Level = Required, level
+		ps.Fits = func(n string) bool {
+			i, ok := s.lay.index(n)
+			return ok && within(int(i)) && (inner == nil || inner(n))
+		}
+	}
+	outer := ps.Fits
+	ps.Fits = func(n string) bool { return !slices.Contains(lost, n) && (outer == nil || outer(n)) }
+	extra, err := s.Place(&ps)
+	if err != nil {
+		return nil, err
+	}
+	return s.merge(kept, extra), nil
+}
+
+// split returns the assignment without the lost nodes, and the pods those
+// held.
+func (s *Snapshot) split(a *Assignment, lost []string) (*Assignment, int32) {
+	kept := *a
+	kept.Nodes = nil
+	var moved int32
+	for _, n := range a.Nodes {
+		if slices.Contains(lost, n.Name) {
+			moved += n.Count
+		} else {
+			kept.Nodes = append(kept.Nodes, n)
+		}
+	}
+	return s.Bind(&kept), moved
+}
+
+// domainOf returns a test for "node position i lies in the level-l domain
+// of the kept nodes" (of the lost ones when none is kept).
+func (s *Snapshot) domainOf(kept *Assignment, lost []string, l int) func(int) bool {
+	ref := -1
+	if len(kept.nodeIdx) > 0 {
+		ref = int(kept.nodeIdx[0])
+	} else {
+		for _, n := range lost {
+			if i, ok := s.lay.index(n); ok {
+				ref = int(i)
+				break
+			}
+		}
+	}
+	if ref < 0 {
+		return func(int) bool { return true } // the domain is gone with its nodes
+	}
+	d := s.lay.leafAt(l, ref)
+	lo, hi := s.lay.nodes(l, d)
+	return func(i int) bool { return i >= lo && i < hi }
+}
+
+// merge adds extra's pods to kept's, both bound to this snapshot, into one
+// assignment in layout order.
+func (s *Snapshot) merge(kept, extra *Assignment) *Assignment {
+	counts := map[int32]int32{}
+	for k, i := range kept.nodeIdx {
+		counts[i] += kept.Nodes[k].Count
+	}
+	for k, i := range extra.nodeIdx {
+		counts[i] += extra.Nodes[k].Count
+	}
+	idx := make([]int32, 0, len(counts))
+	for i := range counts {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	out := &Assignment{PodSet: kept.PodSet, Levels: slices.Clone(s.lay.levels), Request: kept.Request, lay: s.lay, req: extra.req}
+	L := len(s.lay.levels)
+	prev := int32(-1)
+	for _, i := range idx {
+		out.Nodes = append(out.Nodes, NodeCount{Name: s.lay.names[i], Count: counts[i]})
+		out.nodeIdx = append(out.nodeIdx, i)
+		if d := s.lay.leaf[i]; d != prev {
+			out.Domains = append(out.Domains, DomainCount{Values: s.lay.path(L-1, int(d))})
+			prev = d
+		}
+		out.Domains[len(out.Domains)-1].Count += counts[i]
+	}
+	return out
+}

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/musterhq/muster/internal/topology"
+)
+
+// repair decides, for each admitted workload with pods placed on a failed
+// node (gone, not Ready, tainted NoExecute), a new placement that moves
+// only those pods, inside the domain of the level the pod set requires
+// and with room now, or else its eviction. The new placement is taken in
+// the snapshot before anything else of the cycle.
+func repair(s *Snapshot) []Decision {
+	keys := make([]string, 0, len(s.broken))
+	for key := range s.broken {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	var out []Decision
+	for _, key := range keys {
+		wl := s.admitted(key)
+		if wl == nil || wl.Evicting {
+			continue
+		}
+		lost := s.broken[key]
+		adm, err := replaceNodes(s, wl, lost)
+		if err != nil {
+			out = append(out, Decision{Workload: wl, Evict: NodeFailed, Lost: lost,
+				EvictDetail: err.Error()})
+			continue
+		}
+		out = append(out, Decision{Workload: wl, Admission: adm, Lost: lost})
+	}
+	return out
+}
+
+// admitted finds an admitted workload in the snapshot.
+func (s *Snapshot) admitted(key string) *Workload {
+	for _, q := range s.queues {
+		if wl := q.Workloads[key]; wl != nil {
+			return wl
+		}
+	}
+	return nil
+}
+
+// replaceNodes returns wl's admission with the pods on the lost nodes
+// moved, and takes the moved pods' room in the snapshot.
+func replaceNodes(s *Snapshot, wl *Workload, lost []string) (*Admission, error) {
+	adm := &Admission{ClusterQueue: wl.Admission.ClusterQueue, PodSets: append([]PodSetAssignment(nil), wl.Admission.PodSets...)}
+	var moved []*Placement
+	for i := range adm.PodSets {
+		psa := &adm.PodSets[i]
+		if psa.Placement == nil || !touches(psa.Placement.Assignment, lost) || i >= len(wl.PodSets) {
+			continue
+		}
+		pl, err := replacePodSet(s, &wl.PodSets[i], psa, lost)
+		if err != nil {
+			releasePlacements(s, moved)
+			return nil, err
+		}
+		psa.Placement = pl
+		moved = append(moved, pl)
+	}
+	return adm, nil
+}
+
+// replacePodSet moves one pod set's pods off the lost nodes.
+func replacePodSet(s *Snapshot, ps *PodSet, psa *PodSetAssignment, lost []string) (*Placement, error) {
+	old := psa.Placement
+	ts, f := s.topologies[old.Topology], s.Flavor(firstTopologyFlavor(*psa, s.flavors))
+	if ts == nil || f == nil {
+		return nil, fmt.Errorf("the topology %s of its placement is gone", old.Topology)
+	}
+	level := ""
+	if t := ps.Topology; t != nil && t.Mode == topology.Required {
+		level = t.Level
+	}
+	a, err := ts.Replace(old.Assignment, lost, topologyPodSet(s, ps, psa, f), level)
+	if err != nil {
+		return nil, err
+	}
+	// The snapshot counts the old placement: swap it for the new one.
+	_ = ts.Unapply(ts.Bind(old.Assignment))
+	if err := ts.Apply(a); err != nil {
+		_ = ts.Apply(ts.Bind(old.Assignment))
+		return nil, err
+	}
+	return &Placement{Topology: old.Topology, Assignment: a}, nil
+}
+
+func touches(a *topology.Assignment, nodes []string) bool {
+	for _, n := range a.Nodes {
+		for _, l := range nodes {
+			if n.Name == l {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// lostMessage names the failed nodes of an eviction or a replacement.
+func lostMessage(lost []string) string {
+	if len(lost) == 1 {
+		return "node " + lost[0]
+	}
+	return "nodes " + strings.Join(lost, ", ")
+}
