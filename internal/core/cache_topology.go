@@ -22,7 +22,7 @@ type capacity struct {
 	// lock.
 	frozenMu sync.Mutex
 	frozen   map[string]*Node
-	pods   map[string]*Pod
+	pods     map[string]*Pod
 	// podsOf indexes the pods by workload key.
 	podsOf map[string]map[string]bool
 	// placedOn indexes admitted workloads with a placement by node.

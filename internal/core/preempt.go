@@ -310,5 +310,3 @@ func overlaps(w *Workload, need Usage) bool {
 	}
 	return false
 }
-
-

@@ -125,18 +125,26 @@ func TestTopologyNodeFilters(t *testing.T) {
 		ps   func(ps *PodSet)
 		want bool
 	}{
-		"ready node fits":           {want: true},
-		"not ready is not offered":  {node: func(n *Node) { n.Ready = false }},
-		"cordoned is not offered":   {node: func(n *Node) { n.Unschedulable = true }},
-		"untolerated taint":         {node: func(n *Node) { n.Taints = []Taint{{Key: "k", Effect: "NoSchedule"}} }},
-		"PreferNoSchedule is ok":    {node: func(n *Node) { n.Taints = []Taint{{Key: "k", Effect: "PreferNoSchedule"}} }, want: true},
-		"tolerated taint":           {node: func(n *Node) { n.Taints = []Taint{{Key: "k", Effect: "NoSchedule"}} }, ps: func(ps *PodSet) { ps.Tolerations = []Toleration{{Key: "k", Operator: "Exists"}} }, want: true},
-		"node selector mismatch":    {ps: func(ps *PodSet) { ps.NodeSelector = map[string]string{"zone": "a"} }},
-		"affinity In matches":       {ps: func(ps *PodSet) { ps.Affinity = []NodeSelectorTerm{{MatchExpressions: []NodeSelectorRequirement{{Key: rackLabel, Operator: "In", Values: []string{"b1-r1"}}}}} }, want: true},
-		"affinity NotIn excludes":   {ps: func(ps *PodSet) { ps.Affinity = []NodeSelectorTerm{{MatchExpressions: []NodeSelectorRequirement{{Key: rackLabel, Operator: "NotIn", Values: []string{"b1-r1"}}}}} }},
-		"affinity by node name":     {ps: func(ps *PodSet) { ps.Affinity = []NodeSelectorTerm{{MatchFields: []NodeSelectorRequirement{{Key: "metadata.name", Operator: "In", Values: []string{"b1-r1-n1"}}}}} }, want: true},
-		"no pod slots left":         {node: func(n *Node) { n.Pods = 0 }},
-		"affinity Gt on a number":   {node: func(n *Node) { n.Labels["gen"] = "5" }, ps: func(ps *PodSet) { ps.Affinity = []NodeSelectorTerm{{MatchExpressions: []NodeSelectorRequirement{{Key: "gen", Operator: "Gt", Values: []string{"4"}}}}} }, want: true},
+		"ready node fits":          {want: true},
+		"not ready is not offered": {node: func(n *Node) { n.Ready = false }},
+		"cordoned is not offered":  {node: func(n *Node) { n.Unschedulable = true }},
+		"untolerated taint":        {node: func(n *Node) { n.Taints = []Taint{{Key: "k", Effect: "NoSchedule"}} }},
+		"PreferNoSchedule is ok":   {node: func(n *Node) { n.Taints = []Taint{{Key: "k", Effect: "PreferNoSchedule"}} }, want: true},
+		"tolerated taint":          {node: func(n *Node) { n.Taints = []Taint{{Key: "k", Effect: "NoSchedule"}} }, ps: func(ps *PodSet) { ps.Tolerations = []Toleration{{Key: "k", Operator: "Exists"}} }, want: true},
+		"node selector mismatch":   {ps: func(ps *PodSet) { ps.NodeSelector = map[string]string{"zone": "a"} }},
+		"affinity In matches": {ps: func(ps *PodSet) {
+			ps.Affinity = []NodeSelectorTerm{{MatchExpressions: []NodeSelectorRequirement{{Key: rackLabel, Operator: "In", Values: []string{"b1-r1"}}}}}
+		}, want: true},
+		"affinity NotIn excludes": {ps: func(ps *PodSet) {
+			ps.Affinity = []NodeSelectorTerm{{MatchExpressions: []NodeSelectorRequirement{{Key: rackLabel, Operator: "NotIn", Values: []string{"b1-r1"}}}}}
+		}},
+		"affinity by node name": {ps: func(ps *PodSet) {
+			ps.Affinity = []NodeSelectorTerm{{MatchFields: []NodeSelectorRequirement{{Key: "metadata.name", Operator: "In", Values: []string{"b1-r1-n1"}}}}}
+		}, want: true},
+		"no pod slots left": {node: func(n *Node) { n.Pods = 0 }},
+		"affinity Gt on a number": {node: func(n *Node) { n.Labels["gen"] = "5" }, ps: func(ps *PodSet) {
+			ps.Affinity = []NodeSelectorTerm{{MatchExpressions: []NodeSelectorRequirement{{Key: "gen", Operator: "Gt", Values: []string{"4"}}}}}
+		}, want: true},
 		"empty affinity term fails": {ps: func(ps *PodSet) { ps.Affinity = []NodeSelectorTerm{{}} }},
 	}
 	for name, tc := range cases {
@@ -197,7 +205,9 @@ func TestTopologyCapacityIsTheSameInAnyEventOrder(t *testing.T) {
 	steps := map[string]func(c *Cache){
 		"topology": func(c *Cache) { _ = c.UpsertTopology("fabric", tasLevels) },
 		"node":     func(c *Cache) { c.SetNode(gpuNode("b1-r1-n1", 8)) },
-		"pod":      func(c *Cache) { c.SetPod("ns/w-0", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 4}, Workload: "ns/w"}) },
+		"pod": func(c *Cache) {
+			c.SetPod("ns/w-0", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 4}, Workload: "ns/w"})
+		},
 		"other":    func(c *Cache) { c.SetPod("x/o", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 2}}) },
 		"workload": func(c *Cache) { c.AddOrUpdateWorkload(w) },
 	}
