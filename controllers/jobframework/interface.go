@@ -9,6 +9,7 @@ package jobframework
 
 import (
 	"errors"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -65,12 +66,24 @@ type PodSetInfo struct {
 	Count        int32
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration
+	// Topology, set for a pod set placed in a topology, marks its pods for
+	// the ungater: the workload annotation, the pod set label and, unless
+	// the whole pod set goes to one node (NodeSelector names it), the
+	// topology scheduling gate.
+	Topology *TopologyInfo
 }
 
-// Merge adds another placement to a pod template spec: node selector keys
-// are added (an existing key with another value is a conflict), tolerations
-// appended unless already there.
-func (i *PodSetInfo) Merge(spec *corev1.PodSpec) error {
+// TopologyInfo is what the pods of a placed pod set carry.
+type TopologyInfo struct {
+	Workload string
+	Gate     bool
+}
+
+// Merge adds a placement to a pod template: node selector keys are added
+// (an existing key with another value is a conflict), tolerations appended
+// unless already there, and the topology marks set.
+func (i *PodSetInfo) Merge(t *corev1.PodTemplateSpec) error {
+	spec := &t.Spec
 	for k, v := range i.NodeSelector {
 		if old, ok := spec.NodeSelector[k]; ok && old != v {
 			return &conflictError{key: k, have: old, want: v}
@@ -87,16 +100,51 @@ func (i *PodSetInfo) Merge(spec *corev1.PodSpec) error {
 			spec.Tolerations = append(spec.Tolerations, t)
 		}
 	}
+	if i.Topology != nil {
+		markTopology(t, i.Name, i.Topology)
+	}
 	return nil
 }
 
-// Restore replaces a pod template spec's placement with this info's,
-// reporting whether anything changed.
-func (i *PodSetInfo) Restore(spec *corev1.PodSpec) bool {
+// Restore replaces a pod template's placement with this info's and drops
+// the topology marks, reporting whether anything changed.
+func (i *PodSetInfo) Restore(t *corev1.PodTemplateSpec) bool {
+	spec := &t.Spec
 	changed := !equalStringMap(spec.NodeSelector, i.NodeSelector) || !equalTolerations(spec.Tolerations, i.Tolerations)
 	spec.NodeSelector = cloneMap(i.NodeSelector)
 	spec.Tolerations = append([]corev1.Toleration(nil), i.Tolerations...)
-	return changed
+	return unmarkTopology(t) || changed
+}
+
+func markTopology(t *corev1.PodTemplateSpec, podSet string, ti *TopologyInfo) {
+	if t.Annotations == nil {
+		t.Annotations = map[string]string{}
+	}
+	if t.Labels == nil {
+		t.Labels = map[string]string{}
+	}
+	t.Annotations[musterv1beta1.WorkloadAnnotation] = ti.Workload
+	t.Labels[musterv1beta1.PodSetLabel] = podSet
+	if ti.Gate && !slices.ContainsFunc(t.Spec.SchedulingGates, isTopologyGate) {
+		t.Spec.SchedulingGates = append(t.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: musterv1beta1.TopologySchedulingGate})
+	}
+}
+
+func unmarkTopology(t *corev1.PodTemplateSpec) bool {
+	_, a := t.Annotations[musterv1beta1.WorkloadAnnotation]
+	_, l := t.Labels[musterv1beta1.PodSetLabel]
+	delete(t.Annotations, musterv1beta1.WorkloadAnnotation)
+	delete(t.Labels, musterv1beta1.PodSetLabel)
+	n := len(t.Spec.SchedulingGates)
+	t.Spec.SchedulingGates = slices.DeleteFunc(t.Spec.SchedulingGates, isTopologyGate)
+	if len(t.Spec.SchedulingGates) == 0 {
+		t.Spec.SchedulingGates = nil
+	}
+	return a || l || len(t.Spec.SchedulingGates) != n
+}
+
+func isTopologyGate(g corev1.PodSchedulingGate) bool {
+	return g.Name == musterv1beta1.TopologySchedulingGate
 }
 
 type conflictError struct{ key, have, want string }

@@ -37,6 +37,10 @@ type Kind[T client.Object] struct {
 	New func() T
 	// Adapt wraps a job object in the GenericJob interface.
 	Adapt func(T) GenericJob
+	// PodIndexLabel is the pod label holding a pod's index in its pod set
+	// (a Job's completion index), if the kind has one: the topology
+	// ungater gives neighbouring indexes neighbouring nodes.
+	PodIndexLabel string
 }
 
 // CRDSource is a CRD file inside a Go module that go.mod pins (the

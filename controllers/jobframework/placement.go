@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -35,9 +36,53 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 			}
 			info.Tolerations = append(info.Tolerations, rf.Spec.Tolerations...)
 		}
+		if err := r.topologyInfo(ctx, wl, psa, &info); err != nil {
+			return nil, err
+		}
 		infos = append(infos, info)
 	}
 	return infos, nil
+}
+
+// topologyInfo marks the pods of a pod set placed in a topology. A pod set
+// placed on one node gets that node's hostname as a node selector and no
+// gate: kube-scheduler can only put it there. Otherwise each pod waits at
+// the topology gate until the ungater gives it its node; a selector on the
+// domain would not do, since kube-scheduler could then pack two placed
+// workloads' pods differently than the admission counted.
+func (r *Reconciler[T]) topologyInfo(ctx context.Context, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, info *PodSetInfo) error {
+	ta := psa.TopologyAssignment
+	if ta == nil {
+		return nil
+	}
+	info.Topology = &TopologyInfo{Workload: wl.Name, Gate: true}
+	if len(ta.Domains) != 1 || len(ta.Domains[0].Leaves) != 1 {
+		return nil
+	}
+	host, err := HostnameOf(ctx, r.client, ta.Domains[0].Leaves[0])
+	if err != nil {
+		return err
+	}
+	info.Topology.Gate = false
+	info.NodeSelector[corev1.LabelHostname] = host
+	return nil
+}
+
+// HostnameOf is the kubernetes.io/hostname label of a node, which names it
+// in node selectors; the node's name when it has none (or is gone: its
+// pods then stay pending and the placement is repaired).
+func HostnameOf(ctx context.Context, c client.Reader, node string) (string, error) {
+	var n corev1.Node
+	if err := c.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
+		if apierrors.IsNotFound(err) {
+			return node, nil
+		}
+		return "", err
+	}
+	if h := n.Labels[corev1.LabelHostname]; h != "" {
+		return h, nil
+	}
+	return node, nil
 }
 
 // originalPodSetInfos is the placement the job had before admission, as
@@ -77,7 +122,8 @@ func samePodSets(a, b []musterv1beta1.PodSet) bool {
 	}
 	for i := range a {
 		sa, sb := &a[i].Template.Spec, &b[i].Template.Spec
-		if !equalStringMap(sa.NodeSelector, sb.NodeSelector) || !equality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) {
+		if !equalStringMap(sa.NodeSelector, sb.NodeSelector) || !equality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) ||
+			!equality.Semantic.DeepEqual(a[i].TopologyRequest, b[i].TopologyRequest) {
 			return false
 		}
 	}

@@ -33,6 +33,7 @@ func (r *Reconciler[T]) podSetsOf(ctx context.Context, job GenericJob) ([]muster
 			return nil, err
 		}
 		podSets[i].Template.Spec = *podrequests.Effective(spec, ranges.Items, overhead)
+		podSets[i].TopologyRequest = TopologyRequestOf(&podSets[i].Template, r.kind.PodIndexLabel)
 	}
 	return podSets, nil
 }

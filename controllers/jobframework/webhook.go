@@ -78,11 +78,12 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 
 // validateShape applies the kind's own rules to a gated job.
 func (w *JobWebhook[T]) validateShape(obj T) error {
-	v, ok := w.kind.Adapt(obj).(JobWithValidation)
-	if !ok {
-		return nil
+	job := w.kind.Adapt(obj)
+	errs := validateTopology(job)
+	if v, ok := job.(JobWithValidation); ok {
+		errs = append(errs, v.ValidateQueued()...)
 	}
-	if errs := v.ValidateQueued(); len(errs) > 0 {
+	if len(errs) > 0 {
 		return apierrors.NewInvalid(w.kind.GVK.GroupKind(), obj.GetName(), errs)
 	}
 	return nil

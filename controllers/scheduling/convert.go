@@ -24,6 +24,7 @@ func toFlavor(rf *musterv1beta1.ResourceFlavor) *core.Flavor {
 		f.Taints = append(f.Taints, core.Taint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 	}
 	f.Tolerations = toTolerations(rf.Spec.Tolerations)
+	f.Topology = string(rf.Spec.TopologyName)
 	return f
 }
 
@@ -156,6 +157,12 @@ func amountPtr(res string, q *resource.Quantity) *int64 {
 // toWorkload builds the core's view of a Workload: per-pod requests
 // computed as the kubelet would (init containers, sidecars, overhead).
 func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
+	return toWorkloadWith(wl, namespaceLabels, func(string) string { return "" })
+}
+
+// toWorkloadWith is toWorkload reading the placements of an admitted
+// workload in the topology of their flavor, as topologyOf says.
+func toWorkloadWith(wl *musterv1beta1.Workload, namespaceLabels map[string]string, topologyOf func(flavor string) string) *core.Workload {
 	out := &core.Workload{
 		Key:             wl.Namespace + "/" + wl.Name,
 		Namespace:       wl.Namespace,
@@ -180,6 +187,8 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 			Requests:     core.Requests{},
 			NodeSelector: ps.Template.Spec.NodeSelector,
 			Tolerations:  toTolerations(ps.Template.Spec.Tolerations),
+			Affinity:     toAffinity(&ps.Template.Spec),
+			Topology:     toTopologyRequest(ps.TopologyRequest),
 		}
 		for name, q := range reqs {
 			cps.Requests[string(name)] = core.Amount(string(name), q)
@@ -187,7 +196,7 @@ func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *
 		out.PodSets = append(out.PodSets, cps)
 	}
 	if adm := wl.Status.Admission; adm != nil {
-		out.Admission = toAdmission(adm)
+		out.Admission = toAdmission(adm, out.PodSets, topologyOf)
 		out.Evicting = workload.IsEvicting(wl)
 		out.AdmittedAt = workload.ReservedAt(wl)
 		out.PodsReady = workload.IsPodsReady(wl)
@@ -210,9 +219,9 @@ func queueOrderingTime(wl *musterv1beta1.Workload) time.Time {
 	return t
 }
 
-func toAdmission(adm *musterv1beta1.Admission) *core.Admission {
+func toAdmission(adm *musterv1beta1.Admission, podSets []core.PodSet, topologyOf func(string) string) *core.Admission {
 	out := &core.Admission{ClusterQueue: string(adm.ClusterQueue)}
-	for _, psa := range adm.PodSetAssignments {
+	for i, psa := range adm.PodSetAssignments {
 		a := core.PodSetAssignment{Name: psa.Name, Flavors: map[string]string{}, Usage: core.Requests{}}
 		if psa.Count != nil {
 			a.Count = *psa.Count
@@ -223,6 +232,9 @@ func toAdmission(adm *musterv1beta1.Admission) *core.Admission {
 		for res, q := range psa.ResourceUsage {
 			a.Usage[string(res)] = core.Amount(string(res), q)
 		}
+		if ta := psa.TopologyAssignment; ta != nil && i < len(podSets) {
+			a.Placement = toPlacement(ta, placementTopology(a.Flavors, topologyOf), podSets[i].Requests)
+		}
 		out.PodSets = append(out.PodSets, a)
 	}
 	return out
@@ -232,10 +244,11 @@ func fromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 	out := &musterv1beta1.Admission{ClusterQueue: musterv1beta1.ClusterQueueReference(adm.ClusterQueue)}
 	for _, psa := range adm.PodSets {
 		a := musterv1beta1.PodSetAssignment{
-			Name:          psa.Name,
-			Flavors:       map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference{},
-			ResourceUsage: corev1.ResourceList{},
-			Count:         &psa.Count,
+			Name:               psa.Name,
+			Flavors:            map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference{},
+			ResourceUsage:      corev1.ResourceList{},
+			Count:              &psa.Count,
+			TopologyAssignment: fromPlacement(psa.Placement),
 		}
 		for res, f := range psa.Flavors {
 			a.Flavors[corev1.ResourceName(res)] = musterv1beta1.ResourceFlavorReference(f)
@@ -246,6 +259,25 @@ func fromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 		out.PodSetAssignments = append(out.PodSetAssignments, a)
 	}
 	return out
+}
+
+// placementTopology is the topology of the pod set's flavor that has one.
+func placementTopology(flavors map[string]string, topologyOf func(string) string) string {
+	for _, res := range sortedStrings(flavors) {
+		if t := topologyOf(flavors[res]); t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+func sortedStrings(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // joinedAt is when the workload first joined its queue: when its job was
@@ -265,6 +297,8 @@ func evictionReason(e core.Eviction) string {
 		return musterv1beta1.ReasonClusterQueueStopped
 	case core.LocalQueueStopped:
 		return musterv1beta1.ReasonLocalQueueStopped
+	case core.NodeFailed:
+		return musterv1beta1.ReasonNodeFailures
 	}
 	return musterv1beta1.ReasonEvicted
 }

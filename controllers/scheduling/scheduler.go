@@ -128,7 +128,10 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	var lqs musterv1beta1.LocalQueueList
 	var wls musterv1beta1.WorkloadList
 	var nss corev1.NamespaceList
-	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss} {
+	var topologies musterv1beta1.TopologyList
+	var nodes corev1.NodeList
+	var pods corev1.PodList
+	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods} {
 		if err := s.reader.List(ctx, l); err != nil {
 			return err
 		}
@@ -139,6 +142,15 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	}
 	for i := range rfs.Items {
 		s.state.applyFlavor(&rfs.Items[i])
+	}
+	for i := range topologies.Items {
+		_ = s.state.applyTopology(&topologies.Items[i]) // its controller reports an error
+	}
+	for i := range nodes.Items {
+		s.state.applyNode(&nodes.Items[i])
+	}
+	for i := range pods.Items {
+		s.state.applyPod(&pods.Items[i])
 	}
 	for i := range cohorts.Items {
 		s.state.applyCohort(&cohorts.Items[i])
@@ -153,7 +165,7 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 		s.state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], s.clock.Now())
 	}
 	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
-		"localQueues", len(lqs.Items), "workloads", len(wls.Items))
+		"localQueues", len(lqs.Items), "workloads", len(wls.Items), "topologies", len(topologies.Items), "nodes", len(nodes.Items))
 	s.state.markSynced()
 	s.state.Queues.Notify()
 	return nil
@@ -176,6 +188,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		}
 		if d.Evict != core.NoEviction {
 			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
+			continue
+		}
+		if d.Admission != nil && d.Workload.Admission != nil {
+			s.replaceNodes(ctx, d)
 			continue
 		}
 		if failed := s.preempt(ctx, d); len(failed) > 0 {
@@ -328,6 +344,33 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 	var ns corev1.Namespace
 	_ = s.reader.Get(ctx, types.NamespacedName{Name: wl.Namespace}, &ns)
 	s.state.applyWorkload(&wl, ns.Labels, s.clock.Now())
+}
+
+// replaceNodes writes an admitted workload's repaired placement: the pods
+// that were on failed nodes get new ones in the same domain. The cache
+// takes the new placement at once; if the write fails, the workload's
+// current version is applied again and the next cycle retries.
+func (s *Scheduler) replaceNodes(ctx context.Context, d core.Decision) {
+	w := *d.Workload
+	w.Admission = d.Admission
+	s.state.Cache.AddOrUpdateWorkload(&w)
+	var wl musterv1beta1.Workload
+	err := s.client.Get(ctx, nameOf(&w), &wl)
+	if err == nil {
+		s.reasons.schedulerWrote()
+		_, err = wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
+			return workload.ReplacePlacement(wl, fromAdmission(d.Admission))
+		})
+	}
+	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(w.Namespace, w.Name), "nodes", d.Lost)
+	if err != nil {
+		logger.V(2).Info("Placement repair write failed; retried next cycle", "error", err.Error())
+		s.reapply(ctx, &w)
+		s.wake.after(ctx, preemptionRetry)
+		return
+	}
+	s.recorder.Eventf(&wl, nil, corev1.EventTypeWarning, musterv1beta1.ReasonNodeReplaced, "ReplaceNode", "%s", d.Message())
+	logger.Info("Replaced failed nodes of a placement")
 }
 
 func nameOf(wl *core.Workload) types.NamespacedName {

@@ -1,10 +1,12 @@
 package scheduling
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // Options are the component-config switches of the core controllers.
@@ -39,11 +41,18 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 		&ClusterQueueReconciler{client: c, state: state, fairSharing: fairSharing},
 		&LocalQueueReconciler{client: c, state: state},
 		&WorkloadReconciler{client: c, state: state, clock: opts.Clock},
+		&TopologyReconciler{client: c, state: state},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return nil, err
 		}
+	}
+	feed := &capacityFeed{state: state}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return feed.register(ctx, mgr.GetCache())
+	})); err != nil {
+		return nil, err
 	}
 	err := mgr.Add(newScheduler(c, mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS))
 	return state, err

@@ -134,7 +134,7 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 	w := &core.Workload{Key: wl.Namespace + "/" + wl.Name}
 	switch phase {
 	case core.PhaseHolding:
-		w = toWorkload(wl, namespaceLabels)
+		w = toWorkloadWith(wl, namespaceLabels, s.Cache.FlavorTopology)
 	case core.PhasePending:
 		w = s.pendingWorkload(wl, namespaceLabels)
 	}
@@ -165,7 +165,7 @@ func phaseOf(wl *musterv1beta1.Workload, now time.Time) core.Phase {
 // pendingWorkload is the core's view of a pending workload, ordered in its
 // queue as the requeuing strategy says.
 func (s *State) pendingWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
-	w := toWorkload(wl, namespaceLabels)
+	w := toWorkloadWith(wl, namespaceLabels, s.Cache.FlavorTopology)
 	if s.requeueByCreation {
 		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); c != nil &&
 			c.Reason == musterv1beta1.ReasonPodsReadyTimeout {

@@ -80,15 +80,25 @@ func (c *Cache) HasTopology(name string) bool {
 	return ok
 }
 
-// SetNode adds or updates a node.
-func (c *Cache) SetNode(n *Node) {
+// SetNode adds or updates a node. It reports whether anything placement
+// reads changed: status heartbeats change nothing.
+func (c *Cache) SetNode(n *Node) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if old, ok := c.capacity.nodes[n.Name]; ok && sameNode(old, n) {
+		return false
+	}
 	c.capacity.nodes[n.Name] = n
 	c.capacity.frozen = nil
 	for _, t := range c.capacity.trees {
 		t.SetNode(topologyNode(n))
 	}
+	return true
+}
+
+func sameNode(a, b *Node) bool {
+	return a.Ready == b.Ready && a.Unschedulable == b.Unschedulable && a.Pods == b.Pods &&
+		equalMap(a.Labels, b.Labels) && equalMap(a.Allocatable, b.Allocatable) && equalSlice(a.Taints, b.Taints)
 }
 
 // DeleteNode forgets a node; the placements on it are repaired by the
@@ -116,6 +126,36 @@ func (c *Cache) SetPod(key string, p *Pod) {
 		c.capacity.podsOf[p.Workload][key] = true
 	}
 	c.countPod(p, 1)
+}
+
+// DeletePodIfPresent forgets a pod that ended, reporting whether it was
+// counted.
+func (c *Cache) DeletePodIfPresent(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.capacity.pods[key]
+	c.dropPod(key)
+	return ok
+}
+
+// TopologyQueues lists the ClusterQueues with a flavor that has a
+// topology: those that wait on node capacity, not only quota.
+func (c *Cache) TopologyQueues() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if len(c.capacity.trees) == 0 {
+		return nil
+	}
+	var out []string
+	for name, cq := range c.queues {
+		for _, f := range cq.flavorNames() {
+			if fl := c.flavors[f]; fl != nil && fl.Topology != "" {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // DeletePod forgets a pod: it finished, or was deleted.
@@ -327,6 +367,16 @@ func firstTopologyFlavor(psa PodSetAssignment, flavors map[string]*Flavor) strin
 		if f := flavors[psa.Flavors[res]]; f != nil && f.Topology != "" {
 			return f.Name
 		}
+	}
+	return ""
+}
+
+// FlavorTopology returns the topology of a flavor, or "".
+func (c *Cache) FlavorTopology(flavor string) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if f := c.flavors[flavor]; f != nil {
+		return f.Topology
 	}
 	return ""
 }

@@ -35,6 +35,17 @@ func Reserve(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission, now time.
 	return true
 }
 
+// ReplacePlacement records a repaired admission (the pods of failed nodes
+// placed on others) on a workload that still holds its quota; conditions
+// are kept. It changes nothing for a workload that no longer holds quota.
+func ReplacePlacement(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission) bool {
+	if !HasQuotaReservation(wl) || IsEvicted(wl) || wl.Status.Admission.ClusterQueue != adm.ClusterQueue {
+		return false
+	}
+	wl.Status.Admission = adm
+	return true
+}
+
 // Admit lets a workload that holds quota run. Muster has no admission
 // checks, so the scheduler admits in the same write as it reserves.
 func Admit(wl *musterv1beta1.Workload, now time.Time) bool {

@@ -4,6 +4,37 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Names of topology-aware admission on jobs and pods. Each pod template
+// annotation is also accepted under Kueue's prefix, kueue.x-k8s.io/, so
+// Kueue users' manifests run unchanged.
+const (
+	// PodSetRequiredTopologyAnnotation names a level: all pods of the pod
+	// set in one domain of it.
+	PodSetRequiredTopologyAnnotation = "muster.dev/podset-required-topology"
+	// PodSetPreferredTopologyAnnotation names a level: one domain of it if
+	// possible, else the fewest domains.
+	PodSetPreferredTopologyAnnotation = "muster.dev/podset-preferred-topology"
+	// PodSetUnconstrainedTopologyAnnotation "true": anywhere the pods fit.
+	PodSetUnconstrainedTopologyAnnotation = "muster.dev/podset-unconstrained-topology"
+	// PodSetSliceRequiredTopologyAnnotation names the level each slice of
+	// PodSetSliceSizeAnnotation pods must share.
+	PodSetSliceRequiredTopologyAnnotation = "muster.dev/podset-slice-required-topology"
+	PodSetSliceSizeAnnotation             = "muster.dev/podset-slice-size"
+	// PodSetGroupNameAnnotation puts pod sets that share it in one domain.
+	PodSetGroupNameAnnotation = "muster.dev/podset-group-name"
+
+	// KueuePrefix is the prefix under which Kueue spells the annotations.
+	KueuePrefix = "kueue.x-k8s.io/"
+
+	// TopologySchedulingGate holds a placed pod until the ungater gave it
+	// its node.
+	TopologySchedulingGate = "muster.dev/topology"
+	// WorkloadAnnotation on a pod names its Workload (in its namespace).
+	WorkloadAnnotation = "muster.dev/workload"
+	// PodSetLabel on a pod names its pod set.
+	PodSetLabel = "muster.dev/podset"
+)
+
 // TopologyReference is the name of a Topology.
 // +kubebuilder:validation:MaxLength=253
 // +kubebuilder:validation:Pattern="^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"

@@ -309,6 +309,18 @@ const (
 	// ReasonLocalQueueStopped: the workload's LocalQueue is stopped with
 	// HoldAndDrain.
 	ReasonLocalQueueStopped = "LocalQueueStopped"
+	// ReasonNodeFailures: a node of the workload's topology placement
+	// failed (gone, not Ready, tainted NoExecute) and no other node of its
+	// domain had room for its pods there (Kueue's reason).
+	ReasonNodeFailures = "NodeFailures"
+	// ReasonNodeReplaced is the event reason of a placement whose failed
+	// nodes were replaced.
+	ReasonNodeReplaced = "NodeReplaced"
+	// ReasonInvalidTopology: a Topology's levels are not usable.
+	ReasonInvalidTopology = "InvalidTopology"
+	// ReasonTopologyNotFound: a ResourceFlavor names a Topology that does
+	// not exist.
+	ReasonTopologyNotFound = "TopologyNotFound"
 	// ReasonInactiveWorkload: spec.active was set to false.
 	ReasonInactiveWorkload = "InactiveWorkload"
 	// ReasonJobChanged: the job's pods or requests changed after admission.

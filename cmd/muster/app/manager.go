@@ -20,6 +20,7 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -31,6 +32,7 @@ import (
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/controllers/scheduling"
+	"github.com/musterhq/muster/controllers/ungater"
 	"github.com/musterhq/muster/webhooks"
 )
 
@@ -142,6 +144,7 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
 		Metrics:                       metricsOptions(cfg.Metrics),
 		PprofBindAddress:              cfg.PprofBindAddress,
+		Cache:                         cache.Options{ByObject: scheduling.CacheByObject()},
 		LeaderElection:                *le.LeaderElect,
 		LeaderElectionID:              le.ResourceName,
 		LeaderElectionNamespace:       le.ResourceNamespace,
@@ -210,6 +213,9 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	}
 	if err := jobs.SetupControllers(context.Background(), mgr, cfg, jobOpts); err != nil {
 		return fmt.Errorf("setting up the job integrations: %w", err)
+	}
+	if err := ungater.New(mgr.GetClient()).SetupWithManager(context.Background(), mgr); err != nil {
+		return fmt.Errorf("setting up the topology ungater: %w", err)
 	}
 	return nil
 }

@@ -27,6 +27,7 @@ var Kind = jobframework.Kind[*batchv1.Job]{
 	AddToScheme:      batchv1.AddToScheme,
 	New:              func() *batchv1.Job { return &batchv1.Job{} },
 	Adapt:            func(j *batchv1.Job) jobframework.GenericJob { return (*Job)(j) },
+	PodIndexLabel:    batchv1.JobCompletionIndexAnnotation,
 }
 
 // Job is a batch/v1 Job as a GenericJob. It has one pod set, "main".
@@ -65,7 +66,7 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	if len(infos) != 1 {
 		return fmt.Errorf("a Job has one pod set, got %d", len(infos))
 	}
-	if err := infos[0].Merge(&j.Spec.Template.Spec); err != nil {
+	if err := infos[0].Merge(&j.Spec.Template); err != nil {
 		return err
 	}
 	j.Spec.Suspend = ptr.To(false)
@@ -76,7 +77,7 @@ func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 	if len(infos) != 1 {
 		return false
 	}
-	return infos[0].Restore(&j.Spec.Template.Spec)
+	return infos[0].Restore(&j.Spec.Template)
 }
 
 func (j *Job) Finished() (string, bool, bool) {

@@ -32,6 +32,7 @@ var Kind = jobframework.Kind[*kftraining.PyTorchJob]{
 	CRD:              &jobframework.CRDSource{Module: "github.com/kubeflow/training-operator", Path: "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
 	New:              func() *kftraining.PyTorchJob { return &kftraining.PyTorchJob{} },
 	Adapt:            func(j *kftraining.PyTorchJob) jobframework.GenericJob { return (*Job)(j) },
+	PodIndexLabel:    kftraining.ReplicaIndexLabel,
 }
 
 // Job is a PyTorchJob as a GenericJob.
@@ -77,7 +78,7 @@ func (j *Job) PodSets() []musterv1beta1.PodSet {
 }
 
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
-	if err := j.eachPodSet(infos, func(info *jobframework.PodSetInfo, spec *corev1.PodSpec) error { return info.Merge(spec) }); err != nil {
+	if err := j.eachPodSet(infos, func(info *jobframework.PodSetInfo, t *corev1.PodTemplateSpec) error { return info.Merge(t) }); err != nil {
 		return err
 	}
 	j.Spec.RunPolicy.Suspend = ptr.To(false)
@@ -86,8 +87,8 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 
 func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 	changed := false
-	_ = j.eachPodSet(infos, func(info *jobframework.PodSetInfo, spec *corev1.PodSpec) error {
-		changed = info.Restore(spec) || changed
+	_ = j.eachPodSet(infos, func(info *jobframework.PodSetInfo, t *corev1.PodTemplateSpec) error {
+		changed = info.Restore(t) || changed
 		return nil
 	})
 	return changed
@@ -95,13 +96,13 @@ func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 
 // eachPodSet applies f to the pod template of every replica type with its
 // info, matched by pod set name.
-func (j *Job) eachPodSet(infos []jobframework.PodSetInfo, f func(*jobframework.PodSetInfo, *corev1.PodSpec) error) error {
+func (j *Job) eachPodSet(infos []jobframework.PodSetInfo, f func(*jobframework.PodSetInfo, *corev1.PodTemplateSpec) error) error {
 	for i := range infos {
 		spec := j.replicaSpec(infos[i].Name)
 		if spec == nil {
 			return fmt.Errorf("PyTorchJob %s has no replica type for pod set %s", j.Name, infos[i].Name)
 		}
-		if err := f(&infos[i], &spec.Template.Spec); err != nil {
+		if err := f(&infos[i], &spec.Template); err != nil {
 			return err
 		}
 	}

@@ -96,7 +96,7 @@ func (c *Cluster) PodSets() []musterv1beta1.PodSet {
 
 func (c *Cluster) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	for i := range infos {
-		spec := c.podSpec(infos[i].Name)
+		spec := c.podTemplate(infos[i].Name)
 		if spec == nil {
 			return fmt.Errorf("RayCluster %s has no group for pod set %s", c.Name, infos[i].Name)
 		}
@@ -116,20 +116,20 @@ func (c *Cluster) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 	_, changed := c.Annotations[startedAnnotation]
 	delete(c.Annotations, startedAnnotation)
 	for i := range infos {
-		if spec := c.podSpec(infos[i].Name); spec != nil {
+		if spec := c.podTemplate(infos[i].Name); spec != nil {
 			changed = infos[i].Restore(spec) || changed
 		}
 	}
 	return changed
 }
 
-func (c *Cluster) podSpec(podSet string) *corev1.PodSpec {
+func (c *Cluster) podTemplate(podSet string) *corev1.PodTemplateSpec {
 	if podSet == headPodSet {
-		return &c.Spec.HeadGroupSpec.Template.Spec
+		return &c.Spec.HeadGroupSpec.Template
 	}
 	for i := range c.Spec.WorkerGroupSpecs {
 		if workerPodSet(c.Spec.WorkerGroupSpecs[i].GroupName) == podSet {
-			return &c.Spec.WorkerGroupSpecs[i].Template.Spec
+			return &c.Spec.WorkerGroupSpecs[i].Template
 		}
 	}
 	return nil

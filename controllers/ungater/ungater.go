@@ -1,0 +1,263 @@
+// Package ungater sends the pods of a workload admitted with a topology
+// placement where the admission promised: each pod waits at the
+// muster.dev/topology scheduling gate until the ungater gives it a node of
+// the placement (a kubernetes.io/hostname node selector) and removes the
+// gate. It decides nothing: the placement is the scheduler's, in the
+// Workload's status; the ungater only counts which nodes still owe pods.
+package ungater
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/internal/workload"
+)
+
+// WorkloadIndex indexes pods by the Workload their annotation names.
+const WorkloadIndex = "muster.dev/workload"
+
+// patchers bounds the pod patches in flight per workload: a 1,000-pod set
+// is released in batches, not one write at a time.
+const patchers = 16
+
+// Ungater reconciles one Workload's gated pods.
+type Ungater struct {
+	client client.Client
+	// sent remembers, per pod UID, the node a patch gave it until the
+	// cache shows the pod ungated, so a reconcile on a stale cache never
+	// sends two pods to one slot.
+	mu   sync.Mutex
+	sent map[types.UID]string
+}
+
+// New returns an ungater.
+func New(c client.Client) *Ungater { return &Ungater{client: c, sent: map[types.UID]string{}} }
+
+// Reconcile ungates what the workload's placement still owes pods.
+func (u *Ungater) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var wl musterv1beta1.Workload
+	if err := u.client.Get(ctx, req.NamespacedName, &wl); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !workload.HasQuotaReservation(&wl) || workload.IsEvicted(&wl) {
+		return ctrl.Result{}, nil // its job is being stopped; its pods go
+	}
+	var pods corev1.PodList
+	if err := u.client.List(ctx, &pods, client.InNamespace(wl.Namespace), client.MatchingFields{WorkloadIndex: wl.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	pending := false
+	for _, psa := range wl.Status.Admission.PodSetAssignments {
+		if psa.TopologyAssignment == nil {
+			continue
+		}
+		more, err := u.ungatePodSet(ctx, &wl, psa, podsOf(pods.Items, psa.Name))
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		pending = pending || more
+	}
+	if pending {
+		// Patches not yet seen by the cache: look again shortly.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// podsOf lists a pod set's pods that still run or may run.
+func podsOf(pods []corev1.Pod, podSet string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.Labels[musterv1beta1.PodSetLabel] != podSet || p.DeletionTimestamp != nil ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// ungatePodSet gives gated pods the nodes that still owe pods, lowest
+// index first onto the nodes in placement order, so that neighbouring
+// ranks share racks. It reports whether patches are still unconfirmed.
+func (u *Ungater) ungatePodSet(ctx context.Context, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, pods []*corev1.Pod) (bool, error) {
+	slots, hosts, err := u.slots(ctx, psa.TopologyAssignment)
+	if err != nil {
+		return false, err
+	}
+	var gated []*corev1.Pod
+	unconfirmed := false
+	for _, p := range pods {
+		node, isSent := u.sentTo(p)
+		switch {
+		case isGated(p) && isSent:
+			unconfirmed = true
+			slots.take(node)
+		case isGated(p):
+			gated = append(gated, p)
+		default:
+			u.confirm(p)
+			slots.take(hosts.node(p.Spec.NodeSelector[corev1.LabelHostname]))
+		}
+	}
+	sortByIndex(gated, indexLabel(wl, psa.Name))
+	var plan []ungate
+	for _, p := range gated {
+		node := slots.next()
+		if node == "" {
+			break // more pods than placed: the rest stay gated
+		}
+		plan = append(plan, ungate{pod: p, node: node, host: hosts.host(node)})
+	}
+	if len(plan) == 0 {
+		return unconfirmed, nil
+	}
+	log.FromContext(ctx).V(2).Info("Ungating pods", "workload", klog.KObj(wl), "podSet", psa.Name, "pods", len(plan))
+	return true, u.patchAll(ctx, plan)
+}
+
+type ungate struct {
+	pod        *corev1.Pod
+	node, host string
+}
+
+// patchAll removes the gate and sets the node of each planned pod, in
+// parallel batches. A pod that went away meanwhile is skipped.
+func (u *Ungater) patchAll(ctx context.Context, plan []ungate) error {
+	errs := make(chan error, len(plan))
+	sem := make(chan struct{}, patchers)
+	var wg sync.WaitGroup
+	for _, g := range plan {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := u.patch(ctx, g); err != nil && !apierrors.IsNotFound(err) {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when none failed
+}
+
+func (u *Ungater) patch(ctx context.Context, g ungate) error {
+	p := g.pod.DeepCopy()
+	base := client.MergeFrom(g.pod)
+	if p.Spec.NodeSelector == nil {
+		p.Spec.NodeSelector = map[string]string{}
+	}
+	p.Spec.NodeSelector[corev1.LabelHostname] = g.host
+	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(s corev1.PodSchedulingGate) bool {
+		return s.Name == musterv1beta1.TopologySchedulingGate
+	})
+	if err := u.client.Patch(ctx, p, base); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.sent[p.UID] = g.node
+	u.mu.Unlock()
+	return nil
+}
+
+func (u *Ungater) sentTo(p *corev1.Pod) (string, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	n, ok := u.sent[p.UID]
+	return n, ok
+}
+
+func (u *Ungater) confirm(p *corev1.Pod) {
+	u.mu.Lock()
+	delete(u.sent, p.UID)
+	u.mu.Unlock()
+}
+
+func isGated(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, func(s corev1.PodSchedulingGate) bool {
+		return s.Name == musterv1beta1.TopologySchedulingGate
+	})
+}
+
+// indexLabel is the pod set's index label from its topology request.
+func indexLabel(wl *musterv1beta1.Workload, podSet string) string {
+	for _, ps := range wl.Spec.PodSets {
+		if ps.Name == podSet && ps.TopologyRequest != nil && ps.TopologyRequest.PodIndexLabel != nil {
+			return *ps.TopologyRequest.PodIndexLabel
+		}
+	}
+	return ""
+}
+
+// sortByIndex orders pods by their index label (then name): pods without
+// a usable index go last, by name.
+func sortByIndex(pods []*corev1.Pod, label string) {
+	index := func(p *corev1.Pod) int {
+		if label == "" {
+			return -1
+		}
+		v, ok := p.Labels[label]
+		if !ok {
+			v, ok = p.Annotations[label]
+		}
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n < 0 {
+			return -1
+		}
+		return n
+	}
+	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {
+		ia, ib := index(a), index(b)
+		switch {
+		case ia != ib && ia >= 0 && ib >= 0:
+			return cmp.Compare(ia, ib)
+		case ia != ib:
+			return cmp.Compare(ib, ia) // the one with an index first
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
+}
+
+// SetupWithManager registers the ungater and the pod index it lists by.
+func (u *Ungater) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &corev1.Pod{}, WorkloadIndex, func(o client.Object) []string {
+		if name := o.GetAnnotations()[musterv1beta1.WorkloadAnnotation]; name != "" {
+			return []string{name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("topology-ungater").
+		For(&musterv1beta1.Workload{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
+			name := o.GetAnnotations()[musterv1beta1.WorkloadAnnotation]
+			if name == "" {
+				return nil
+			}
+			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+		})).
+		Complete(u)
+}
+
+// hostnameOf is overridable in tests.
+var hostnameOf = jobframework.HostnameOf
