@@ -39,7 +39,6 @@ func trimNode(o any) (any, error) {
 		Spec:       corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
 		Status:     corev1.NodeStatus{Allocatable: n.Status.Allocatable},
 	}
-	out.ObjectMeta.Labels = n.Labels
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}

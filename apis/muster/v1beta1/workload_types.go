@@ -382,6 +382,7 @@ const (
 // +kubebuilder:printcolumn:name="Finished",type=string,JSONPath=".status.conditions[?(@.type==\"Finished\")].status"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=".spec.priority",priority=1
+// +kubebuilder:printcolumn:name="Domain",type=string,JSONPath=".status.admission.podSetAssignments[0].topologyAssignment.domains[0].values",description="The first domain the first pod set is placed in",priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type==\"QuotaReserved\")].message",priority=1
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.queueName == oldSelf.spec.queueName",message="queueName cannot change while the workload holds quota"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.podSets == oldSelf.spec.podSets",message="podSets cannot change while the workload holds quota"

@@ -150,11 +150,15 @@ func racks(nodes map[string]int32) []string {
 	return out
 }
 
-func objectMeta(ns, name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
+func objectMeta(ns, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name}
+}
 
 func objectKey(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
 
-func objectMetaKey(ns, name string) client.ObjectKey { return client.ObjectKey{Namespace: ns, Name: name} }
+func objectMetaKey(ns, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: ns, Name: name}
+}
 
 // eventReasons lists the reasons of the events about an object.
 func eventReasons(g Gomega, ns, name string) []string { return env.EventReasons(g, ns, name) }
