@@ -75,7 +75,7 @@ func (c *Cache) snapshotCapacity(s *Snapshot) {
 		s.topologies[name] = t.Snapshot()
 	}
 	s.nodes = c.frozenNodes()
-	s.nodeFits = map[string]map[string]bool{}
+	s.nodeFits = map[string]*topology.NodeMask{}
 	s.broken = c.brokenPlacements()
 	for key := range s.broken {
 		if cw, ok := c.workloads[key]; ok {

@@ -133,28 +133,26 @@ func topologyPodSet(s *Snapshot, ps *PodSet, psa *PodSetAssignment, f *Flavor) t
 			req[name] = v
 		}
 	}
-	tps := topology.PodSet{Name: ps.Name, Count: psa.Count, Request: req, Fits: s.fitsFunc(ps, f)}
+	tps := topology.PodSet{Name: ps.Name, Count: psa.Count, Request: req, Mask: s.nodeMask(ps, f)}
 	if t := ps.Topology; t != nil {
 		tps.Mode, tps.Level, tps.SliceLevel, tps.SliceSize = t.Mode, t.Level, t.SliceLevel, t.SliceSize
 	}
 	return tps
 }
 
-// fitsFunc returns whether a pod of the set may run on a node of the
-// flavor, memoized per cycle for every pod set placed alike.
-func (s *Snapshot) fitsFunc(ps *PodSet, f *Flavor) func(string) bool {
+// nodeMask returns which nodes of the flavor's topology a pod of the set
+// may run on, computed once per cycle for every pod set placed alike.
+func (s *Snapshot) nodeMask(ps *PodSet, f *Flavor) *topology.NodeMask {
 	key := f.Name + "|" + placementClass(ps)
 	m, ok := s.nodeFits[key]
 	if !ok {
-		m = make(map[string]bool, len(s.nodes))
-		for name, n := range s.nodes {
-			if fits(ps, f, n) {
-				m[name] = true
-			}
-		}
+		m = s.topologies[f.Topology].Mask(func(name string) bool {
+			n := s.nodes[name]
+			return n != nil && fits(ps, f, n)
+		})
 		s.nodeFits[key] = m
 	}
-	return func(node string) bool { return m[node] }
+	return m
 }
 
 // placementClass identifies what decides a pod set's nodes.

@@ -30,7 +30,7 @@ type Snapshot struct {
 	// nodes is the node catalogue placement filters by, and nodeFits
 	// memoizes, per placement class, which nodes qualify.
 	nodes    map[string]*Node
-	nodeFits map[string]map[string]bool
+	nodeFits map[string]*topology.NodeMask
 	// broken maps admitted workloads to the nodes of their placements
 	// that failed (gone, not Ready, tainted NoExecute).
 	broken map[string][]string

@@ -135,7 +135,7 @@ func (f *fitter) domainFree(l, j int) *DomainFree {
 	}
 	sums := make([]int64, len(f.p.req))
 	for i := lo; i < hi; i++ {
-		if fits := f.p.ps.Fits; fits != nil && !fits(f.y.names[i]) {
+		if !f.allowed(i) {
 			continue
 		}
 		for k, q := range f.p.req {

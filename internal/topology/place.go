@@ -60,16 +60,25 @@ func (f *fitter) compute(l, j int) {
 }
 
 func (f *fitter) computeNodes(lo, hi int) {
-	fits, names := f.p.ps.Fits, f.y.names
 	P := f.pods
 	P[lo] = 0
 	for i := lo; i < hi; i++ {
 		c := int64(0)
-		if fits == nil || fits(names[i]) {
+		if f.allowed(i) {
 			c = f.s.fit(i, f.p.req)
 		}
 		P[i+1] = P[i] + c
 	}
+}
+
+// allowed says whether the plan's pods may use node i: its mask, when it
+// has one for this layout, and its Fits.
+func (f *fitter) allowed(i int) bool {
+	ps := f.p.ps
+	if m := ps.Mask; m != nil && m.lay == f.y && !m.ok[i] {
+		return false
+	}
+	return ps.Fits == nil || ps.Fits(f.y.names[i])
 }
 
 func (f *fitter) computeSlices(dlo, dhi int) {

@@ -52,6 +52,27 @@ type PodSet struct {
 	// Fits, when set, says whether a pod of the set may run on the node:
 	// the caller's verdict on taints, tolerations, selectors and affinity.
 	Fits func(node string) bool
+	// Mask, when set, is Fits evaluated once for every node of a snapshot
+	// (see Snapshot.Mask): the cheap form for a cycle that places many pod
+	// sets alike. Both are applied when both are set.
+	Mask *NodeMask
+}
+
+// NodeMask says, for every node of one snapshot's layout, whether a pod
+// set may use it.
+type NodeMask struct {
+	lay *layout
+	ok  []bool
+}
+
+// Mask evaluates fits once per node of the snapshot, for PodSet.Mask. A
+// mask is valid for every snapshot of the same layout.
+func (s *Snapshot) Mask(fits func(node string) bool) *NodeMask {
+	m := &NodeMask{lay: s.lay, ok: make([]bool, len(s.lay.names))}
+	for i, name := range s.lay.names {
+		m.ok[i] = fits(name)
+	}
+	return m
 }
 
 // Assignment is where a pod set's pods go: counts per domain of the last
