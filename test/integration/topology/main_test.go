@@ -7,11 +7,36 @@
 package topology
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/musterhq/muster/test/framework"
 )
 
-var env *framework.Env
+var (
+	env *framework.Env
+	// shared is the manager the tests share; the restart test replaces it.
+	shared *framework.Manager
+)
 
-func TestMain(m *testing.M) { framework.Main(m, framework.Options{Webhooks: true}, &env, true) }
+func TestMain(m *testing.M) {
+	e, err := framework.Start(framework.Options{Webhooks: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	if shared, err = env.StartManagerE(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := shared.StopE(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	_ = env.Stop()
+	os.Exit(code)
+}
