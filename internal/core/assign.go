@@ -23,6 +23,10 @@ type NoFit struct {
 	// Totals is what the whole workload requests of the resources short,
 	// when it has several pod sets.
 	Totals Requests
+	// PlacementOnly is true when the quota holds the workload and only
+	// its placement on the nodes failed: preemption may free nodes, but
+	// holding quota room for it would not.
+	PlacementOnly bool
 }
 
 // Reason is why one flavor was rejected. It is formatted only when a
@@ -94,12 +98,15 @@ func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *
 	excluded := map[string]bool{}
 	var placeReasons []Reason
 	var fallback *Admission
+	fallbackMode := Unfit
 	never := true
 	for {
 		adm, mode, why := assignFlavors(s, q, wl, excluded)
 		if mode == Unfit || len(topologyFlavors(s, adm)) == 0 && !asksTopology(wl) {
 			if fallback != nil {
-				return fallback, FitPreempt, withPlacement(why, placeReasons, false, wl)
+				n := withPlacement(why, placeReasons, false, wl)
+				n.PlacementOnly = fallbackMode >= FitBorrow
+				return fallback, FitPreempt, n
 			}
 			return adm, mode, withPlacement(why, placeReasons, never, wl)
 		}
@@ -111,7 +118,7 @@ func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *
 		placeReasons = append(placeReasons, fail.reason)
 		never = never && fail.never
 		if fallback == nil && !fail.never && q.Preemption != (Preemption{}) {
-			fallback = adm
+			fallback, fallbackMode = adm, mode
 		}
 		excluded[fail.flavor] = true
 	}

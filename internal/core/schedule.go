@@ -227,7 +227,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 			c.holdRoom(q, wl, adm)
 			return d, false
 		}
-		if holdsWithoutVictims(q) {
+		if holdsWithoutVictims(q) && (noFit == nil || !noFit.PlacementOnly) {
 			// No victims, and a borrower that took the room might never
 			// be reclaimable: what is freed in its queue is kept for it.
 			// It is not parked, so it holds the room every cycle.

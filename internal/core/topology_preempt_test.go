@@ -78,3 +78,20 @@ func victimNames(d *Decision) []string {
 	slices.Sort(out)
 	return out
 }
+
+func TestTopologyShortageWithoutVictimsDoesNotHoldTheQueue(t *testing.T) {
+	// Unmanaged pods fill rack 1's first node; the big job needs a whole
+	// rack it cannot get by preempting anyone. It waits, parked, and the
+	// queue's smaller job is admitted meanwhile.
+	c := tasCache(t, 1, 1, 2, preemptingQueue("cq", 1000))
+	c.SetPod("x/a", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 8}})
+	big := tasWl("big", 10, 1, 2, 8, topology.Required, rackLabel)
+	small := tasWl("small", 0, 2, 1, 8, topology.Required, hostLabel)
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {big, small}})
+	if d := decisionOf(ds, "big"); d.Admission != nil || len(d.Victims) > 0 || !d.Park {
+		t.Fatalf("big: %+v (%s), want parked without victims", d, d.Message())
+	}
+	if d := decisionOf(ds, "small"); d.Admission == nil {
+		t.Fatalf("small: %s, want admitted on the free node", d.Message())
+	}
+}
