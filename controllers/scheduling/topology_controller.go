@@ -50,12 +50,18 @@ func (r *TopologyReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 		}
 		r.state.Cache.DeleteTopology(req.Name)
 		log.FromContext(ctx).Info("Removed topology", "topology", klog.KRef("", req.Name))
-		r.state.capacityFreed()
+		r.state.refreshClusterQueues(r.state.Cache.QueuesUsingTopology(req.Name)...)
 		return ctrl.Result{}, nil
 	}
+	known := r.state.Cache.HasTopology(t.Name)
 	applyErr := r.state.applyTopology(&t)
 	if applyErr == nil {
 		r.state.capacityFreed()
+	}
+	if !known {
+		queues := r.state.Cache.QueuesUsingTopology(t.Name)
+		r.state.Queues.Unpark(queues...)
+		r.state.refreshClusterQueues(queues...)
 	}
 	return ctrl.Result{RequeueAfter: topologyStatusRefresh}, r.updateStatus(ctx, &t, applyErr)
 }

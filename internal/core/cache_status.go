@@ -81,6 +81,9 @@ const (
 	// CohortCycle: its cohort tree has a cycle of parents, so what it may
 	// borrow is undefined.
 	CohortCycle
+	// TopologyMissing: a flavor it names has a topology that does not
+	// exist, so nothing can be placed on it (Kueue's TopologyNotFound).
+	TopologyMissing
 )
 
 // inactiveReason says why a queue admits nothing, from its own state (its
@@ -89,10 +92,30 @@ func (c *Cache) inactiveReason(cq *ClusterQueue) (Inactivity, string) {
 	if missing := c.missingFlavors(cq); len(missing) > 0 {
 		return FlavorsMissing, fmt.Sprintf("ResourceFlavor %s not found", strings.Join(missing, ", "))
 	}
+	if missing := c.missingTopologies(cq); len(missing) > 0 {
+		return TopologyMissing, fmt.Sprintf("Topology %s not found", strings.Join(missing, ", "))
+	}
 	if cq.Stop != Running {
 		return Stopped, "ClusterQueue is stopped"
 	}
 	return Active, ""
+}
+
+// missingTopologies lists the topologies the queue's flavors name that
+// the cache does not know.
+func (c *Cache) missingTopologies(cq *ClusterQueue) []string {
+	var out []string
+	for _, name := range cq.flavorNames() {
+		f := c.flavors[name]
+		if f == nil || f.Topology == "" || slices.Contains(out, f.Topology) {
+			continue
+		}
+		if _, ok := c.capacity.trees[f.Topology]; !ok {
+			out = append(out, f.Topology)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // cohortCycleMessage tells the users of a queue whose cohort tree has a

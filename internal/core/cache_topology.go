@@ -138,6 +138,23 @@ func (c *Cache) DeletePodIfPresent(key string) bool {
 	return ok
 }
 
+// QueuesUsingTopology lists the ClusterQueues with a flavor on a topology.
+func (c *Cache) QueuesUsingTopology(topology string) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for name, cq := range c.queues {
+		for _, f := range cq.flavorNames() {
+			if fl := c.flavors[f]; fl != nil && fl.Topology == topology {
+				out = append(out, name)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // TopologyQueues lists the ClusterQueues with a flavor that has a
 // topology: those that wait on node capacity, not only quota.
 func (c *Cache) TopologyQueues() []string {

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -114,4 +115,27 @@ func TestTopologyStatusCountsItsNodes(t *testing.T) {
 		g.Expect(topo.Status.Nodes).To(BeNumerically(">=", 6))
 		g.Expect(slices.Contains([]int{3}, len(topo.Status.Domains))).To(BeTrue())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+func TestQueueWaitsForItsFlavorsTopology(t *testing.T) {
+	// The flavor and queue come first, the Topology last: the queue is
+	// inactive, saying why, and the waiting job is admitted once it exists.
+	ns := env.NewNamespace(t, "topo", nil)
+	createNode(t, MakeNode(ns+"-r1-n1").Label(pool, ns).Label(blockKey, ns+"-b1").Label(rackKey, ns+"-r1").Allocatable(gpu, "8").Obj())
+	cq := MakeClusterQueue("cq-" + ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "8").Obj()).Obj()
+	env.CreateAll(t, MakeResourceFlavor("f-"+ns).NodeLabel(pool, ns).TopologyName("t-"+ns).Obj(), cq, MakeLocalQueue("lq", ns).ClusterQueue(cq.Name).Obj())
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		var got musterv1beta1.ClusterQueue
+		g.Expect(env.Client.Get(context.Background(), objectKey(cq.Name), &got)).To(Succeed())
+		c := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.ClusterQueueActive)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Reason).To(Equal(musterv1beta1.ReasonTopologyNotFound))
+		g.Expect(c.Message).To(ContainSubstring("Topology t-" + ns + " not found"))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	j := MakeJob("early", ns).Queue("lq").Request(gpu, "8").PodAnnotation(musterv1beta1.PodSetRequiredTopologyAnnotation, hostKey).Obj()
+	env.CreateAll(t, j)
+	env.ExpectJobPending(t, j, "inactive")
+	env.CreateAll(t, MakeTopology("t-"+ns, blockKey, rackKey, hostKey))
+	g.Expect(placement(t, j)).To(Equal(map[string]int32{ns + "-r1-n1": 1}))
 }
