@@ -116,7 +116,7 @@ func (k *Kubelet) observe(o any) {
 	}
 	k.recorder.Observe(v, time.Now())
 	if k.placements != nil {
-		k.placements.Observe(v.Key, v.HasAdmission && !v.Finished(), topologyAssignment(u), time.Now())
+		k.placements.Observe(v.Key, v.HasAdmission && !v.Finished(), v.Evicted(), topologyAssignment(u), time.Now())
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

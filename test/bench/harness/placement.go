@@ -58,10 +58,13 @@ type Placements struct {
 	stats   PlacementStats
 }
 
-// held is a workload's placement and since when it holds it.
+// held is a workload's placement, since when it holds it, and whether it
+// is being evicted (it still holds its nodes until its admission is
+// cleared).
 type held struct {
-	placed []NodePods
-	since  time.Time
+	placed  []NodePods
+	since   time.Time
+	evicted bool
 }
 
 type nodeUse struct {
@@ -110,20 +113,23 @@ func (p *Placements) Expect(key string, wt WorkloadTemplate) {
 }
 
 // Observe takes a new version of a workload, seen at: holds is whether it
-// holds an admission now, assignment its pod set's topologyAssignment (nil
-// if none).
-func (p *Placements) Observe(key string, holds bool, assignment map[string]any, at time.Time) {
+// holds an admission now, evicted whether it is Evicted, assignment its pod
+// set's topologyAssignment (nil if none).
+func (p *Placements) Observe(key string, holds, evicted bool, assignment map[string]any, at time.Time) {
 	if p == nil {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_, holding := p.holding[key]
+	h, holding := p.holding[key]
 	switch {
 	case holding && !holds:
 		p.release(key)
 	case !holding && holds:
 		p.admit(key, assignment, at)
+	case holding && h.evicted != evicted:
+		h.evicted = evicted
+		p.holding[key] = h
 	}
 }
 
@@ -210,7 +216,11 @@ func (p *Placements) holders(node, except string) string {
 	for key, h := range p.holding {
 		for _, np := range h.placed {
 			if np.Node == node && key != except {
-				hs = append(hs, fmt.Sprintf("%s (%d pods since %s)", key, np.Pods, h.since.Format(time.StampMilli)))
+				state := ""
+				if h.evicted {
+					state = ", evicted"
+				}
+				hs = append(hs, fmt.Sprintf("%s (%d pods since %s%s)", key, np.Pods, h.since.Format(time.StampMilli), state))
 			}
 		}
 	}

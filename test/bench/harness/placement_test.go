@@ -2,6 +2,7 @@ package harness
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,20 +92,24 @@ func TestPlacementsCountOverPlacementsWhileHeld(t *testing.T) {
 		p.Expect(k, wt)
 	}
 	// a and b: 3 cpu on each node of rack 0 (4 cpu each); c adds 1.5 to both.
-	p.Observe("a", true, placementOn("node-r0-n0", 2), now)
-	p.Observe("a", true, placementOn("node-r0-n0", 2), now) // a later version changes nothing
-	p.Observe("b", true, placementOn("node-r0-n1", 2), now)
+	p.Observe("a", true, false, placementOn("node-r0-n0", 2), now)
+	p.Observe("a", true, false, placementOn("node-r0-n0", 2), now) // a later version changes nothing
+	p.Observe("b", true, false, placementOn("node-r0-n1", 2), now)
 	if s := p.Stats(); s.OverPlacements != 0 || s.Admissions != 2 {
 		t.Fatalf("3 cpu on a 4-cpu node is no over-placement: %+v", s)
 	}
-	p.Observe("c", true, placementOn("node-r0-n0", 1, "node-r0-n1", 1), now)
+	p.Observe("b", true, true, placementOn("node-r0-n1", 2), now) // being evicted: still holds its node
+	p.Observe("c", true, false, placementOn("node-r0-n0", 1, "node-r0-n1", 1), now)
 	if s := p.Stats(); s.OverPlacements != 2 || s.PeakNodeCPU != 1.125 {
 		t.Fatalf("4.5 cpu on both nodes of rack 0: %+v", s)
 	}
+	if e := p.Stats().Examples; len(e) != 2 || !strings.Contains(e[1], "b (2 pods since") || !strings.Contains(e[1], ", evicted)") {
+		t.Fatalf("examples name the holders and whether they are being evicted: %q", e)
+	}
 	// Once a is released there is room again.
-	p.Observe("a", false, nil, now)
-	p.Observe("c", false, nil, now)
-	p.Observe("c", true, placementOn("node-r0-n0", 2), now)
+	p.Observe("a", false, false, nil, now)
+	p.Observe("c", false, false, nil, now)
+	p.Observe("c", true, false, placementOn("node-r0-n0", 2), now)
 	if s := p.Stats(); s.OverPlacements != 2 {
 		t.Fatalf("released usage still counted: %+v", s)
 	}
@@ -117,18 +122,18 @@ func TestPlacementsCheckRequiredAndValidity(t *testing.T) {
 	for _, k := range []string{"split", "none", "ghost", "short", "ok"} {
 		p.Expect(k, req)
 	}
-	p.Observe("split", true, placementOn("node-r0-n0", 1, "node-r1-n0", 1), now)
-	p.Observe("none", true, nil, now)
-	p.Observe("ghost", true, placementOn("node-r9-n9", 2), now)
-	p.Observe("short", true, placementOn("node-r0-n1", 1), now)
-	p.Observe("ok", true, placementOn("node-r1-n0", 1, "node-r1-n1", 1), now)
+	p.Observe("split", true, false, placementOn("node-r0-n0", 1, "node-r1-n0", 1), now)
+	p.Observe("none", true, false, nil, now)
+	p.Observe("ghost", true, false, placementOn("node-r9-n9", 2), now)
+	p.Observe("short", true, false, placementOn("node-r0-n1", 1), now)
+	p.Observe("ok", true, false, placementOn("node-r1-n0", 1, "node-r1-n1", 1), now)
 	s := p.Stats()
 	if s.Admissions != 5 || s.RequiredViolations != 1 || s.Unplaced != 1 || s.Invalid != 2 || s.OverPlacements != 0 {
 		t.Fatalf("%+v", s)
 	}
 	// Releasing what held nothing must not drive usage negative.
-	p.Observe("ghost", false, nil, now)
-	p.Observe("none", false, nil, now)
+	p.Observe("ghost", false, false, nil, now)
+	p.Observe("none", false, false, nil, now)
 	if s := p.Stats(); s.Admissions != 5 {
 		t.Fatalf("%+v", s)
 	}

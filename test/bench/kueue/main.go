@@ -56,7 +56,8 @@ func main() {
 		ctrl.Log.Error(err, "Invalid feature gates")
 		os.Exit(2)
 	}
-	features.LogFeatureGates(ctrl.Log)
+	ctrl.Log.Info("TAS feature gates", "TopologyAwareScheduling", features.Enabled(features.TopologyAwareScheduling),
+		"TASBalancedPlacement", features.Enabled(features.TASBalancedPlacement), "TASProfileMixed", features.Enabled(features.TASProfileMixed))
 	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst, *pprofAddr, *enableTAS); err != nil {
 		ctrl.Log.Error(err, "Kueue stopped with an error")
 		os.Exit(1)
