@@ -140,6 +140,14 @@ bench-full: envtest-assets bench-bins ## Kueue's baseline mix (15,000 workloads)
 	$(BENCH) run -config test/bench/configs/baseline.yaml -modes parity,unthrottled -reps 3 -out $(BENCH_DIR)/full
 	$(BENCH) sweep -depths 1000,10000,100000 -out $(BENCH_DIR)/full
 
+.PHONY: bench-tas
+bench-tas: envtest-assets bench-bins ## Muster vs Kueue on the quick TAS mix (64 nodes, 330 topology-aware workloads), both modes, with the placement check (minutes).
+	$(BENCH) run -config test/bench/configs/tas-quick.yaml -modes parity,unthrottled -reps 1 -out $(BENCH_DIR)/tas-quick
+
+.PHONY: bench-tas-full
+bench-tas-full: envtest-assets bench-bins ## Kueue's TAS mix (640 nodes, 15,000 topology-aware workloads), both modes x 3 runs (hours on 2 cores).
+	$(BENCH) run -config test/bench/configs/tas.yaml -modes parity,unthrottled -reps 3 -out $(BENCH_DIR)/tas
+
 ##@ Local cluster
 
 .PHONY: cluster-up

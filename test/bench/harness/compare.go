@@ -47,6 +47,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 				}
 				fmt.Fprintf(spec.Log, "%-6s %-11s run %d: %d workloads in %.1f s, %.1f admissions/s, %d evictions, %.2f writes/workload (took %s)\n",
 					t.Name, mode, rep, res.Workloads, res.WallSeconds, res.AdmissionsPerSecond, res.Evictions, res.WritesPerWorkload, time.Since(began).Round(time.Second))
+				logPlacement(spec.Log, res)
 				results = append(results, res)
 				if err := writeResults(spec.Out, results); err != nil {
 					return err
@@ -55,6 +56,19 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 		}
 	}
 	return writeReport(spec.Out, results, spec.Calibration, plan, spec.ConfigName, spec.Log)
+}
+
+// logPlacement prints a topology-aware run's placement check.
+func logPlacement(log io.Writer, res *Result) {
+	p := res.Placement
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(log, "       placements: %d admissions checked, %d over-placements, %d required-level violations, %d unplaced, %d invalid, peak node cpu %.0f%%\n",
+		p.Admissions, p.OverPlacements, p.RequiredViolations, p.Unplaced, p.Invalid, 100*p.PeakNodeCPU)
+	for _, e := range p.Examples {
+		fmt.Fprintf(log, "         e.g. %s\n", e)
+	}
 }
 
 // Report renders results.md and the plot again from a results directory,

@@ -15,20 +15,16 @@ import (
 
 // Config is Kueue's generator schema (kubernetes-sigs/kueue
 // test/performance/scheduler/runner/generator), read unchanged so Kueue's
-// own files load as they are. Topology-aware fields are recognised and
-// refused: neither target is set up with nodes here.
+// own files load as they are, topology-aware ones (configs/tas) included.
 type Config struct {
 	Topology       *TopologyConfig       `json:"topology,omitempty"`
 	ResourceFlavor *ResourceFlavorConfig `json:"resourceFlavor,omitempty"`
 	Cohorts        []CohortSet           `json:"cohorts,omitempty"`
 }
 
-// TopologyConfig is accepted by the schema but not supported here.
-type TopologyConfig struct {
-	Name string `json:"name"`
-}
-
 // ResourceFlavorConfig names the single flavor every ClusterQueue uses.
+// With a topology, NodeLabel is the key of the label (value "tas") that the
+// generated nodes carry and the flavor selects, as in Kueue's generator.
 type ResourceFlavorConfig struct {
 	Name         string `json:"name"`
 	NodeLabel    string `json:"nodeLabel,omitempty"`
@@ -69,10 +65,14 @@ type WorkloadTemplate struct {
 	Priority  int32             `json:"priority"`
 	Request   resource.Quantity `json:"request"`
 	// PodCount is the number of pods (default 1); Request is per pod.
-	PodCount      int    `json:"podCount,omitempty"`
+	PodCount int `json:"podCount,omitempty"`
+	// TASConstraint is how the pods must sit in the topology: required,
+	// preferred or balanced, at the level whose node label is TASLevel.
+	// How each target spells it is Target.topologyRequest.
 	TASConstraint string `json:"tasConstraint,omitempty"`
 	TASLevel      string `json:"tasLevel,omitempty"`
-	SliceSize     int32  `json:"sliceSize,omitempty"`
+	// SliceSize is the pods per slice of a balanced workload.
+	SliceSize int32 `json:"sliceSize,omitempty"`
 }
 
 // LoadConfig reads and validates a generator file.
@@ -106,8 +106,8 @@ func (c *Config) FlavorName() string {
 }
 
 func (c *Config) validate() error {
-	if c.Topology != nil || (c.ResourceFlavor != nil && c.ResourceFlavor.TopologyName != "") {
-		return errors.New("topology-aware scheduling is not supported by this harness")
+	if err := c.validateTopology(); err != nil {
+		return err
 	}
 	if len(c.Cohorts) == 0 {
 		return errors.New("no cohorts")
@@ -117,7 +117,7 @@ func (c *Config) validate() error {
 			return fmt.Errorf("cohorts[%d]: className and a count >= 1 are required", i)
 		}
 		for j, qs := range cs.QueuesSets {
-			if err := qs.validate(); err != nil {
+			if err := qs.validate(c.Topology); err != nil {
 				return fmt.Errorf("cohorts[%d].queuesSets[%d]: %w", i, j, err)
 			}
 		}
@@ -125,7 +125,7 @@ func (c *Config) validate() error {
 	return nil
 }
 
-func (qs *QueuesSet) validate() error {
+func (qs *QueuesSet) validate(topo *TopologyConfig) error {
 	if qs.Count < 1 || qs.ClassName == "" {
 		return errors.New("className and a count >= 1 are required")
 	}
@@ -144,8 +144,8 @@ func (qs *QueuesSet) validate() error {
 			if wt.ClassName == "" || wt.Request.Sign() <= 0 || wt.PodCount < 0 {
 				return fmt.Errorf("workloadsSets[%d].workloads[%d]: className, a positive request and podCount >= 0 are required", k, l)
 			}
-			if wt.TASConstraint != "" || wt.TASLevel != "" || wt.SliceSize != 0 {
-				return fmt.Errorf("workloadsSets[%d].workloads[%d]: topology-aware fields are not supported", k, l)
+			if err := wt.validateTopology(topo); err != nil {
+				return fmt.Errorf("workloadsSets[%d].workloads[%d]: %w", k, l, err)
 			}
 		}
 	}
@@ -156,7 +156,9 @@ func (qs *QueuesSet) validate() error {
 // ClusterQueue, the workload creation loops.
 type Plan struct {
 	Flavor string
-	Queues []QueuePlan
+	// Topology is the nodes and levels of a topology-aware mix, else nil.
+	Topology *TopologyPlan
+	Queues   []QueuePlan
 	// Classes are the workload classes in the order they first appear.
 	Classes []string
 }
@@ -173,7 +175,7 @@ type QueuePlan struct {
 // Plan expands the cohort and queue sets, naming objects as Kueue's
 // generator does: <queue class>-<set>-<index>-<cohort>.
 func (c *Config) Plan() Plan {
-	p := Plan{Flavor: c.FlavorName()}
+	p := Plan{Flavor: c.FlavorName(), Topology: c.topologyPlan()}
 	seen := map[string]bool{}
 	for ci, cs := range c.Cohorts {
 		for n := 0; n < cs.Count; n++ {

@@ -35,13 +35,7 @@ func TestBaselineIsKueuesMix(t *testing.T) {
 // TestReadsKueuesOwnGeneratorFile loads Kueue v0.17.0's baseline generator
 // file from the module cache, unchanged, and expects the same plan as ours.
 func TestReadsKueuesOwnGeneratorFile(t *testing.T) {
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue")
-	cmd.Dir = filepath.Join(repoRoot(t), "test/bench/kueue")
-	dir, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("finding Kueue's module (make bench-bins downloads it): %v", err)
-	}
-	theirs, err := LoadConfig(filepath.Join(strings.TrimSpace(string(dir)), "test/performance/scheduler/configs/baseline/generator.yaml"))
+	theirs, err := LoadConfig(filepath.Join(kueueModule(t), "test/performance/scheduler/configs/baseline/generator.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,15 +48,35 @@ func TestReadsKueuesOwnGeneratorFile(t *testing.T) {
 	}
 }
 
+// kueueModule is Kueue's module directory in the module cache.
+func kueueModule(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kueue")
+	cmd.Dir = filepath.Join(repoRoot(t), "test/bench/kueue")
+	dir, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("finding Kueue's module (make bench-bins downloads it): %v", err)
+	}
+	return strings.TrimSpace(string(dir))
+}
+
 func TestConfigErrors(t *testing.T) {
 	cases := map[string]struct{ yaml, want string }{
 		"unknown field":   {"cohorts:\n- className: c\n  count: 1\n  bogus: 1\n", "unknown field"},
 		"no cohorts":      {"cohorts: []\n", "no cohorts"},
-		"topology":        {"topology: {name: t}\ncohorts:\n- {className: c, count: 1}\n", "topology"},
+		"topology alone":  {"topology: {name: t}\ncohorts:\n- {className: c, count: 1}\n", "resourceFlavor"},
+		"one level":       {"topology: {name: t, levels: [{name: n, count: 1, nodeLabel: kubernetes.io/hostname}]}\nresourceFlavor: {name: f, nodeLabel: g, topologyName: t}\ncohorts:\n- {className: c, count: 1}\n", "two levels"},
+		"no hostname":     {"topology: {name: t, levels: [{name: b, count: 1, nodeLabel: b}, {name: r, count: 1, nodeLabel: r}]}\nresourceFlavor: {name: f, nodeLabel: g, topologyName: t}\ncohorts:\n- {className: c, count: 1}\n", "hostname"},
+		"no node label":   {"topology: {name: t, levels: [{name: b, count: 1, nodeLabel: b}, {name: n, count: 1, nodeLabel: kubernetes.io/hostname}]}\nresourceFlavor: {name: f, topologyName: t}\ncohorts:\n- {className: c, count: 1}\n", "nodeLabel"},
+		"dangling name":   {"resourceFlavor: {name: f, topologyName: t}\ncohorts:\n- {className: c, count: 1}\n", "names no topology"},
 		"negative quota":  {"cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - {className: q, count: 1, nominalQuota: -1}\n", "negative"},
 		"bad policy":      {"cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - {className: q, count: 1, nominalQuota: 1, withinClusterQueue: Sometimes}\n", "preemption policy"},
 		"zero request":    {"cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - count: 1\n      workloads: [{className: w, request: 0}]\n", "positive request"},
-		"tas constraint":  {"cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - count: 1\n      workloads: [{className: w, request: 1, tasConstraint: required}]\n", "topology-aware"},
+		"tas constraint":  {"cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n    - count: 1\n      workloads: [{className: w, request: 1, tasConstraint: required}]\n", "need a topology"},
+		"bad constraint":  {tasTemplate("{className: w, request: 1, tasConstraint: sometimes, tasLevel: r}"), "not one of"},
+		"bad level":       {tasTemplate("{className: w, request: 1, tasConstraint: required, tasLevel: x}"), "not a level"},
+		"slice size":      {tasTemplate("{className: w, request: 1, podCount: 3, tasConstraint: balanced, tasLevel: r, sliceSize: 2}"), "sliceSize"},
+		"no slice size":   {tasTemplate("{className: w, request: 1, podCount: 2, tasConstraint: balanced, tasLevel: r}"), "sliceSize"},
 		"missing classes": {"cohorts:\n- count: 1\n", "className"},
 	}
 	for name, tc := range cases {
@@ -72,5 +86,71 @@ func TestConfigErrors(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// tasTemplate is a valid topology-aware mix around one workload template.
+func tasTemplate(workload string) string {
+	return "topology: {name: t, levels: [{name: rack, count: 2, nodeLabel: r}, {name: node, count: 2, nodeLabel: kubernetes.io/hostname}]}\n" +
+		"resourceFlavor: {name: f, nodeLabel: g, topologyName: t}\n" +
+		"cohorts:\n- className: c\n  count: 1\n  queuesSets:\n  - className: q\n    count: 1\n    nominalQuota: 1\n    workloadsSets:\n" +
+		"    - count: 1\n      workloads: [" + workload + "]\n"
+}
+
+func TestTASIsKueuesMix(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/tas.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := cfg.Plan()
+	if len(plan.Queues) != 30 || plan.Workloads() != 15000 || plan.Capacity() != 600_000 || len(plan.Classes) != 9 {
+		t.Fatalf("tas: %d queues, %d workloads, %d millicores, %d classes; want 30, 15000, 600000, 9",
+			len(plan.Queues), plan.Workloads(), plan.Capacity(), len(plan.Classes))
+	}
+	topo := plan.Topology
+	if topo == nil || len(topo.Nodes) != 640 || !reflect.DeepEqual(topo.Levels, []string{"example.com/block", "example.com/rack", "kubernetes.io/hostname"}) {
+		t.Fatalf("topology %+v", topo)
+	}
+	n := topo.Nodes[64*2+15]
+	want := map[string]string{"example.com/block": "block-0", "example.com/rack": "rack-2", "kubernetes.io/hostname": "node-b0-r2-n15", "tas-node-group": "tas"}
+	if n.Name != "node-b0-r2-n15" || !reflect.DeepEqual(n.Labels, want) || n.Allocatable.Cpu().String() != "96" ||
+		n.Allocatable.Memory().String() != "256Gi" || n.Allocatable.Pods().Value() != 110 {
+		t.Fatalf("node %+v", n)
+	}
+	quick, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/tas-quick.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qp := quick.Plan(); len(qp.Topology.Nodes) != 64 || qp.Workloads() != 330 || !reflect.DeepEqual(qp.Classes, plan.Classes) {
+		t.Fatalf("tas-quick: %d nodes, %d workloads, classes %v", len(qp.Topology.Nodes), qp.Workloads(), qp.Classes)
+	}
+}
+
+// TestReadsKueuesOwnTASFile loads Kueue v0.17.0's TAS generator file and
+// expects our queues, workloads and nodes (ours only rename its labels).
+func TestReadsKueuesOwnTASFile(t *testing.T) {
+	theirs, err := LoadConfig(filepath.Join(kueueModule(t), "test/performance/scheduler/configs/tas/generator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/tas.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp, op := theirs.Plan(), ours.Plan()
+	if !reflect.DeepEqual(tp.Classes, op.Classes) || tp.Workloads() != op.Workloads() || len(tp.Queues) != len(op.Queues) ||
+		len(tp.Topology.Nodes) != len(op.Topology.Nodes) || tp.Topology.Nodes[100].Name != op.Topology.Nodes[100].Name {
+		t.Fatal("Kueue's TAS generator file and ours differ")
+	}
+	for i := range tp.Queues {
+		for j, set := range tp.Queues[i].Sets {
+			for k, wt := range set.Workloads {
+				o := op.Queues[i].Sets[j].Workloads[k]
+				if wt.ClassName != o.ClassName || wt.PodCount != o.PodCount || wt.Request.Cmp(o.Request) != 0 ||
+					wt.TASConstraint != o.TASConstraint || wt.SliceSize != o.SliceSize || set.Count != op.Queues[i].Sets[j].Count {
+					t.Fatalf("queue %d set %d: %+v, ours %+v", i, j, wt, o)
+				}
+			}
+		}
 	}
 }

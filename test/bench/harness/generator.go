@@ -20,10 +20,16 @@ var (
 	listOne    = metav1.ListOptions{Limit: 1}
 )
 
-// createQueues creates the flavor, and per ClusterQueue a namespace of the
-// same name holding a LocalQueue of the same name.
+// createQueues creates the topology's nodes and Topology if there is one,
+// the flavor, and per ClusterQueue a namespace of the same name holding a
+// LocalQueue of the same name.
 func createQueues(ctx context.Context, api *APIServer, t Target, plan Plan) error {
-	if err := create(ctx, api, t.Resource("ResourceFlavor"), t.ResourceFlavor(plan.Flavor)); err != nil {
+	if plan.Topology != nil {
+		if err := createTopology(ctx, api, t, plan.Topology); err != nil {
+			return err
+		}
+	}
+	if err := create(ctx, api, t.Resource("ResourceFlavor"), t.ResourceFlavor(plan.Flavor, plan.Topology)); err != nil {
 		return err
 	}
 	return forEach(len(plan.Queues), 8, func(i int) error {
@@ -81,7 +87,8 @@ func isConditionTrue(u *unstructured.Unstructured, condType string) bool {
 // generate runs one creation loop per workload set per ClusterQueue. Round
 // i of a loop starts at start + i*interval whatever the API latency, so
 // both systems get the same offered load. It returns when all are created.
-func generate(ctx context.Context, api *APIServer, t Target, plan Plan, rec *Recorder) error {
+// It tells rec, and the placement check if there is one, what it creates.
+func generate(ctx context.Context, api *APIServer, t Target, plan Plan, rec *Recorder, placements *Placements) error {
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
@@ -99,6 +106,7 @@ func generate(ctx context.Context, api *APIServer, t Target, plan Plan, rec *Rec
 					for _, wt := range set.Workloads {
 						name := fmt.Sprintf("%s-%d-%d", wt.ClassName, si, i)
 						rec.Created(q.Name+"/"+name, wt.ClassName, milliCPU(wt), time.Now())
+						placements.Expect(q.Name+"/"+name, wt)
 						if err := create(ctx, api, gvr, t.Workload(q.Name, name, q.Name, wt)); err != nil {
 							select {
 							case errs <- err:

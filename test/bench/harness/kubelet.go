@@ -24,8 +24,10 @@ type Kubelet struct {
 	target   Target
 	client   dynamic.NamespaceableResourceInterface
 	recorder *Recorder
-	informer cache.SharedIndexInformer
-	queue    workqueue.TypedInterface[action]
+	// placements, when set, checks the admitted placements.
+	placements *Placements
+	informer   cache.SharedIndexInformer
+	queue      workqueue.TypedInterface[action]
 
 	mu sync.Mutex
 	// admissions counts each workload's admissions, so the finish timer of
@@ -72,6 +74,10 @@ func NewKubelet(dyn dynamic.Interface, target Target, rec *Recorder, selector st
 	return k
 }
 
+// CheckPlacements has every version the kubelet sees checked by p; call
+// it before Start.
+func (k *Kubelet) CheckPlacements(p *Placements) { k.placements = p }
+
 // Hold marks a workload the kubelet never finishes.
 func (k *Kubelet) Hold(key string) {
 	k.mu.Lock()
@@ -109,6 +115,9 @@ func (k *Kubelet) observe(o any) {
 		return
 	}
 	k.recorder.Observe(v, time.Now())
+	if k.placements != nil {
+		k.placements.Observe(v.Key, v.HasAdmission && !v.Finished(), v.Evicted(), topologyAssignment(u), time.Now())
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch {

@@ -28,17 +28,28 @@ type Usage struct {
 	MaxRSSMiB float64 `json:"maxRSSMiB"`
 }
 
-// StartProcess runs the target with its log in dir; with a pprof address
-// it serves profiles there.
-func StartProcess(t Target, dir, kubeconfig string, qps float32, burst int, pprof string) (*Process, error) {
+// Launch is how a run starts the target.
+type Launch struct {
+	// Dir receives the target's log and any files it needs.
+	Dir, Kubeconfig string
+	QPS             float32
+	Burst           int
+	// Pprof, when set, is where the target serves profiles.
+	Pprof string
+	// TAS: the mix is topology-aware (Kueue then runs its TAS controllers).
+	TAS bool
+}
+
+// StartProcess runs the target with its log in l.Dir.
+func StartProcess(t Target, l Launch) (*Process, error) {
 	if _, err := os.Stat(t.Binary); err != nil {
 		return nil, fmt.Errorf("the %s binary is missing (make bench-bins): %w", t.Name, err)
 	}
-	args, err := t.args(dir, kubeconfig, qps, burst, pprof)
+	args, err := t.args(l)
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, t.Name+".log"))
+	logFile, err := os.Create(filepath.Join(l.Dir, t.Name+".log"))
 	if err != nil {
 		return nil, err
 	}

@@ -79,6 +79,35 @@ func metrics(classes []string) []metric {
 	)
 }
 
+// placementMetrics are the rows of the placement check of a
+// topology-aware mix: all but the peak must be 0.
+func placementMetrics() []metric {
+	stat := func(f func(*PlacementStats) int) func(*Result) float64 {
+		return func(r *Result) float64 {
+			if r.Placement == nil {
+				return 0
+			}
+			return float64(f(r.Placement))
+		}
+	}
+	return []metric{
+		{"over-placements (node cpu or pods exceeded)", stat(func(p *PlacementStats) int { return p.OverPlacements }), "%.0f", false},
+		{"required-level violations", stat(func(p *PlacementStats) int { return p.RequiredViolations }), "%.0f", false},
+		{"admissions without a placement", stat(func(p *PlacementStats) int { return p.Unplaced }), "%.0f", false},
+		{"invalid placements", stat(func(p *PlacementStats) int { return p.Invalid }), "%.0f", false},
+		{"peak node cpu admitted (%)", func(r *Result) float64 {
+			if r.Placement == nil {
+				return 0
+			}
+			return 100 * r.Placement.PeakNodeCPU
+		}, "%.0f", false},
+	}
+}
+
+func hasPlacements(results []*Result) bool {
+	return slices.ContainsFunc(results, func(r *Result) bool { return r.Placement != nil })
+}
+
 // Table renders one markdown table per mode: Muster, Kueue and the ratio
 // Muster/Kueue, values as mean ± half range over the repetitions.
 func Table(results []*Result, classes []string) string {
@@ -101,7 +130,11 @@ func Table(results []*Result, classes []string) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n**%s** (%s)\n\n| metric | Muster | Kueue | Muster/Kueue |\n|---|---:|---:|---:|\n", mode, repsText(m, k))
-		for _, mt := range metrics(classes) {
+		ms := metrics(classes)
+		if hasPlacements(results) {
+			ms = append(ms, placementMetrics()...)
+		}
+		for _, mt := range ms {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mt.name, cell(m, mt), cell(k, mt), ratio(m, k, mt))
 		}
 		fmt.Fprintf(&b, "| API requests per workload by verb | %s | %s | |\n", verbs(m), verbs(k))

@@ -78,6 +78,9 @@ type Result struct {
 	// APIServerCPUSeconds is the API server's CPU time during the run:
 	// what all clients' requests cost it.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// Placement is the check of every admitted placement against the
+	// nodes, in a topology-aware mix.
+	Placement *PlacementStats `json:"placement,omitempty"`
 }
 
 // Run starts an API server and the target, runs the mix to the end and
@@ -122,7 +125,8 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 		}
 		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
-	proc, err := StartProcess(spec.Target, spec.Dir, api.TargetKubeconfig, qps, burst, pprofAddr)
+	proc, err := StartProcess(spec.Target, Launch{Dir: spec.Dir, Kubeconfig: api.TargetKubeconfig, QPS: qps, Burst: burst,
+		Pprof: pprofAddr, TAS: plan.Topology != nil})
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +137,11 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 
 	rec := NewRecorder()
 	kubelet := NewKubelet(api.Dynamic, spec.Target, rec, ClassLabel)
+	var placements *Placements
+	if plan.Topology != nil {
+		placements = NewPlacements(spec.Target, plan.Topology)
+		kubelet.CheckPlacements(placements)
+	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if err := kubelet.Start(watchCtx, 16); err != nil {
@@ -147,7 +156,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 		go profile(watchCtx, pprofAddr, spec.Profile, filepath.Join(spec.Dir, "cpu.pprof"))
 	}
 	genErr := make(chan error, 1)
-	go func() { genErr <- generate(ctx, api, spec.Target, plan, rec) }()
+	go func() { genErr <- generate(ctx, api, spec.Target, plan, rec, placements) }()
 	if err := waitFinished(ctx, rec, plan.Workloads(), genErr, proc); err != nil {
 		return nil, err
 	}
@@ -169,6 +178,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	res := rec.result(plan, start)
 	res.Target, res.Mode, res.Config = spec.Target.Name, spec.Mode, spec.ConfigName
 	res.Usage, res.Requests = usage, reqs
+	res.Placement = placements.Stats()
 	res.HarnessWrites = plan.Workloads() + kubelet.Writes()
 	res.APIServerCPUSeconds = apiCPU1 - apiCPU0
 	res.RequestsPerWorkload = map[string]float64{}

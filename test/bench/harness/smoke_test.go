@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
@@ -131,4 +134,60 @@ func TestSmokeSweep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSmokeTASObjects creates the TAS quick mix's objects (nodes, Topology,
+// flavor, queues, one Workload of every class) against each target's CRDs:
+// their validation (Muster's CEL rules included) accepts what the harness
+// writes, and the nodes end up Ready and untainted.
+func TestSmokeTASObjects(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/tas-quick.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := cfg.Plan()
+	for _, tg := range targets(t) {
+		t.Run(tg.Name, func(t *testing.T) {
+			api, err := StartAPIServer(t.TempDir(), tg.CRDDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer api.Stop()
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := api.waitEstablished(ctx, tg); err != nil {
+				t.Fatal(err)
+			}
+			if err := createQueues(ctx, api, tg, plan); err != nil {
+				t.Fatal(err)
+			}
+			q := plan.Queues[0]
+			for si, set := range q.Sets {
+				for _, wt := range set.Workloads {
+					if err := create(ctx, api, tg.Resource("Workload"), tg.Workload(q.Name, fmt.Sprintf("%s-%d", wt.ClassName, si), q.Name, wt)); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			node, err := api.Dynamic.Resource(nodes).Get(ctx, plan.Topology.Nodes[0].Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			taints, _, _ := unstructured.NestedSlice(node.Object, "spec", "taints")
+			cpu, _, _ := unstructured.NestedString(node.Object, "status", "allocatable", "cpu")
+			if len(taints) != 0 || cpu != "8" || !nodeReady(node) {
+				t.Fatalf("node: taints %v, allocatable cpu %q, status %v", taints, cpu, node.Object["status"])
+			}
+		})
+	}
+}
+
+func nodeReady(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" {
+			return m["status"] == "True"
+		}
+	}
+	return false
 }

@@ -82,7 +82,7 @@ func Sweep(ctx context.Context, t Target, depth int, mode, dir string, p SweepPa
 	if err := createQueues(ctx, api, t, plan); err != nil {
 		return nil, err
 	}
-	proc, err := StartProcess(t, dir, api.TargetKubeconfig, qps, burst, "")
+	proc, err := StartProcess(t, Launch{Dir: dir, Kubeconfig: api.TargetKubeconfig, QPS: qps, Burst: burst})
 	if err != nil {
 		return nil, err
 	}

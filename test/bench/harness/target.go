@@ -31,21 +31,29 @@ type Target struct {
 	GroupVersion schema.GroupVersion
 	// cohortField is the ClusterQueue field that names the cohort.
 	cohortField string
-	// args writes any files the binary needs into dir and returns its
-	// command line; pprof, when set, is where it serves profiles.
-	args func(dir, kubeconfig string, qps float32, burst int, pprof string) ([]string, error)
+	// args writes any files the binary needs into l.Dir and returns its
+	// command line.
+	args func(l Launch) ([]string, error)
 	// requeueConditions are what the system's own job integration writes
 	// when it has stopped an evicted job and hands the quota back.
 	requeueConditions []metav1.Condition
+	// topologyRequest spells a workload's topology constraint in the
+	// target's PodSetTopologyRequest.
+	topologyRequest func(wt WorkloadTemplate) map[string]any
+	// placement decodes a pod set assignment's topologyAssignment into
+	// pods per node.
+	placement func(ta map[string]any) ([]NodePods, error)
 }
 
 // Muster is the Muster manager binary (cmd/muster) with the CRDs in crdDir.
 func Muster(binary, crdDir string) Target {
 	return Target{
 		Name: "muster", Binary: binary, CRDDir: crdDir,
-		GroupVersion: schema.GroupVersion{Group: "muster.dev", Version: "v1beta1"},
-		cohortField:  "cohort",
-		args:         musterArgs,
+		GroupVersion:    schema.GroupVersion{Group: "muster.dev", Version: "v1beta1"},
+		cohortField:     "cohort",
+		args:            musterArgs,
+		topologyRequest: musterTopologyRequest,
+		placement:       musterPlacement,
 		requeueConditions: []metav1.Condition{
 			{Type: "QuotaReserved", Status: metav1.ConditionFalse, Reason: "Pending", Message: "Requeued after eviction"},
 			{Type: "Admitted", Status: metav1.ConditionFalse, Reason: "Evicted", Message: "Requeued after eviction"},
@@ -59,12 +67,11 @@ func Muster(binary, crdDir string) Target {
 func Kueue(binary, crdDir string) Target {
 	return Target{
 		Name: "kueue", Binary: binary, CRDDir: crdDir,
-		GroupVersion: schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"},
-		cohortField:  "cohortName",
-		args: func(_, kubeconfig string, qps float32, burst int, pprof string) ([]string, error) {
-			return []string{"--kubeconfig", kubeconfig, fmt.Sprintf("--qps=%g", qps), fmt.Sprintf("--burst=%d", burst),
-				"--pprof-bind-address=" + pprof}, nil
-		},
+		GroupVersion:    schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"},
+		cohortField:     "cohortName",
+		args:            kueueArgs,
+		topologyRequest: kueueTopologyRequest,
+		placement:       kueuePlacement,
 		// What Kueue's job framework does: workload.UnsetQuotaReservationWithCondition.
 		requeueConditions: []metav1.Condition{
 			{Type: "QuotaReserved", Status: metav1.ConditionFalse, Reason: "Pending", Message: "Evicted by the benchmark's kubelet"},
@@ -73,12 +80,25 @@ func Kueue(binary, crdDir string) Target {
 	}
 }
 
+// kueueArgs: for a topology-aware mix, Kueue's TAS controllers, and its
+// balanced placement (alpha in v0.17, off by default), which the mix's
+// balanced classes ask for; the gate applies to every pod set with a
+// preferred or slice-only request.
+func kueueArgs(l Launch) ([]string, error) {
+	args := []string{"--kubeconfig", l.Kubeconfig, fmt.Sprintf("--qps=%g", l.QPS), fmt.Sprintf("--burst=%d", l.Burst),
+		"--pprof-bind-address=" + l.Pprof}
+	if l.TAS {
+		args = append(args, "--enable-tas", "--feature-gates=TASBalancedPlacement=true")
+	}
+	return args, nil
+}
+
 // musterArgs writes a Configuration: webhooks served on loopback with a
 // self-signed certificate (nothing calls them: the harness installs no
 // webhook configuration, like Kueue's scheduler-only binary has none),
 // metrics and leader election off.
-func musterArgs(dir, kubeconfig string, qps float32, burst int, pprof string) ([]string, error) {
-	certDir := filepath.Join(dir, "certs")
+func musterArgs(l Launch) ([]string, error) {
+	certDir := filepath.Join(l.Dir, "certs")
 	if err := writeSelfSignedCert(certDir); err != nil {
 		return nil, err
 	}
@@ -111,18 +131,21 @@ clientConnection:
   qps: %g
   burst: %d
 pprofBindAddress: %q
-`, probeAddr, webhookAddr, certDir, qps, burst, pprof)
-	path := filepath.Join(dir, "muster-config.yaml")
+`, probeAddr, webhookAddr, certDir, l.QPS, l.Burst, l.Pprof)
+	path := filepath.Join(l.Dir, "muster-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	return []string{"--config", path, "--kubeconfig", kubeconfig}, nil
+	return []string{"--config", path, "--kubeconfig", l.Kubeconfig}, nil
 }
 
 func (t Target) gvk(kind string) schema.GroupVersionKind { return t.GroupVersion.WithKind(kind) }
 
 // Resource is the plural resource of a kind of the target's API.
 func (t Target) Resource(kind string) schema.GroupVersionResource {
+	if kind == "Topology" {
+		return t.GroupVersion.WithResource("topologies")
+	}
 	return t.GroupVersion.WithResource(strings.ToLower(kind) + "s")
 }
 
@@ -134,9 +157,24 @@ func (t Target) object(kind, namespace, name string, spec map[string]any) *unstr
 	return u
 }
 
-// ResourceFlavor is the one flavor of the mix.
-func (t Target) ResourceFlavor(name string) *unstructured.Unstructured {
-	return t.object("ResourceFlavor", "", name, map[string]any{})
+// ResourceFlavor is the one flavor of the mix; with a topology it selects
+// the topology's nodes by their flavor label.
+func (t Target) ResourceFlavor(name string, topo *TopologyPlan) *unstructured.Unstructured {
+	spec := map[string]any{}
+	if topo != nil {
+		spec["topologyName"] = topo.Name
+		spec["nodeLabels"] = map[string]any{topo.FlavorLabel: flavorNodeValue}
+	}
+	return t.object("ResourceFlavor", "", name, spec)
+}
+
+// Topology is the mix's Topology; both APIs spell it spec.levels[].nodeLabel.
+func (t Target) Topology(topo *TopologyPlan) *unstructured.Unstructured {
+	levels := make([]any, len(topo.Levels))
+	for i, l := range topo.Levels {
+		levels[i] = map[string]any{"nodeLabel": l}
+	}
+	return t.object("Topology", "", topo.Name, map[string]any{"levels": levels})
 }
 
 // ClusterQueue mirrors Kueue's generator: cpu only on one flavor, the
@@ -169,7 +207,8 @@ func (t Target) LocalQueue(namespace, name, clusterQueue string) *unstructured.U
 	return t.object("LocalQueue", namespace, name, map[string]any{"clusterQueue": clusterQueue})
 }
 
-// Workload is one pod set of podCount pods requesting cpu each.
+// Workload is one pod set of podCount pods requesting cpu each, with the
+// template's topology constraint if it has one.
 func (t Target) Workload(namespace, name, queue string, wt WorkloadTemplate) *unstructured.Unstructured {
 	count := wt.PodCount
 	if count == 0 {
@@ -179,13 +218,17 @@ func (t Target) Workload(namespace, name, queue string, wt WorkloadTemplate) *un
 		"name": "c", "image": "registry.k8s.io/pause:3.10",
 		"resources": map[string]any{"requests": map[string]any{"cpu": wt.Request.String()}},
 	}
+	podSet := map[string]any{
+		"name": "main", "count": int64(count),
+		"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never", "containers": []any{container}}},
+	}
+	if wt.TASConstraint != "" {
+		podSet["topologyRequest"] = t.topologyRequest(wt)
+	}
 	u := t.object("Workload", namespace, name, map[string]any{
 		"queueName": queue,
 		"priority":  int64(wt.Priority),
-		"podSets": []any{map[string]any{
-			"name": "main", "count": int64(count),
-			"template": map[string]any{"spec": map[string]any{"restartPolicy": "Never", "containers": []any{container}}},
-		}},
+		"podSets":   []any{podSet},
 	})
 	u.SetLabels(map[string]string{ClassLabel: wt.ClassName, RuntimeLabel: fmt.Sprint(wt.RuntimeMs)})
 	return u

@@ -72,3 +72,15 @@ func statusPatch(rv string, conds []metav1.Condition, clearAdmission bool) ([]by
 func unstructuredOf(m map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
 }
+
+// topologyAssignment is the first pod set's topologyAssignment of the
+// workload's admission (the mixes have one pod set), or nil.
+func topologyAssignment(u *unstructured.Unstructured) map[string]any {
+	psas, _, _ := unstructured.NestedSlice(u.Object, "status", "admission", "podSetAssignments")
+	if len(psas) == 0 {
+		return nil
+	}
+	psa, _ := psas[0].(map[string]any)
+	ta, _ := psa["topologyAssignment"].(map[string]any)
+	return ta
+}

@@ -4,6 +4,12 @@
 // server. Unlike Kueue's own minimalkueue it takes the client QPS and burst
 // as flags, for the harness's unthrottled mode.
 //
+// With -enable-tas it also runs Kueue's topology-aware scheduling
+// controllers, as Kueue's manager does when its TopologyAwareScheduling gate
+// is on (the default since v0.14) and minimalkueue does with -enableTAS: the
+// scheduler's TAS code is always compiled in, but without those controllers
+// its cache never learns the Topologies, the flavors' nodes or their usage.
+//
 // It lives in its own Go module because Kueue pins older k8s.io and
 // controller-runtime releases than Muster.
 package main
@@ -14,6 +20,7 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +35,9 @@ import (
 	"sigs.k8s.io/kueue/pkg/constants"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/tas"
+	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
+	"sigs.k8s.io/kueue/pkg/features"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	"sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 )
@@ -36,17 +46,25 @@ func main() {
 	qps := flag.Float64("qps", 50, "Client QPS (Kueue's default configuration: 50).")
 	burst := flag.Int("burst", 100, "Client burst (Kueue's default configuration: 100).")
 	pprofAddr := flag.String("pprof-bind-address", "", "Serve pprof profiles on this address (off when empty).")
+	enableTAS := flag.Bool("enable-tas", false, "Run Kueue's topology-aware scheduling controllers and indexes.")
+	gates := flag.String("feature-gates", "", "Kueue feature gates, key=value pairs as Kueue's own --feature-gates (e.g. TASBalancedPlacement=true).")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&logOpts)))
-	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst, *pprofAddr); err != nil {
+	if err := utilfeature.DefaultMutableFeatureGate.Set(*gates); err != nil {
+		ctrl.Log.Error(err, "Invalid feature gates")
+		os.Exit(2)
+	}
+	ctrl.Log.Info("TAS feature gates", "TopologyAwareScheduling", features.Enabled(features.TopologyAwareScheduling),
+		"TASBalancedPlacement", features.Enabled(features.TASBalancedPlacement), "TASProfileMixed", features.Enabled(features.TASProfileMixed))
+	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst, *pprofAddr, *enableTAS); err != nil {
 		ctrl.Log.Error(err, "Kueue stopped with an error")
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, qps float32, burst int, pprofAddr string) error {
+func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTAS bool) error {
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
@@ -61,26 +79,32 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string) error {
 	if err := kueue.AddToScheme(scheme); err != nil {
 		return err
 	}
+	// Kueue's default worker counts.
+	concurrency := map[string]int{
+		kueue.GroupVersion.WithKind("Workload").GroupKind().String():       5,
+		kueue.GroupVersion.WithKind("LocalQueue").GroupKind().String():     1,
+		kueue.GroupVersion.WithKind("ClusterQueue").GroupKind().String():   1,
+		kueue.GroupVersion.WithKind("ResourceFlavor").GroupKind().String(): 1,
+	}
+	if enableTAS {
+		concurrency[kueue.GroupVersion.WithKind("Topology").GroupKind().String()] = 1
+	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:           scheme,
 		Metrics:          metricsserver.Options{BindAddress: "0"},
 		PprofBindAddress: pprofAddr,
-		// Kueue's default worker counts.
-		Controller: crconfig.Controller{
-			SkipNameValidation: ptr.To(true),
-			GroupKindConcurrency: map[string]int{
-				kueue.GroupVersion.WithKind("Workload").GroupKind().String():       5,
-				kueue.GroupVersion.WithKind("LocalQueue").GroupKind().String():     1,
-				kueue.GroupVersion.WithKind("ClusterQueue").GroupKind().String():   1,
-				kueue.GroupVersion.WithKind("ResourceFlavor").GroupKind().String(): 1,
-			},
-		},
+		Controller:       crconfig.Controller{SkipNameValidation: ptr.To(true), GroupKindConcurrency: concurrency},
 	})
 	if err != nil {
 		return err
 	}
 	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
+	}
+	if enableTAS {
+		if err := tasindexer.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
 	}
 
 	cache := schdcache.New(mgr.GetClient())
@@ -99,10 +123,30 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string) error {
 		ctrl.Log.Error(err, "Unable to set up a core controller", "controller", name)
 		return err
 	}
+	if enableTAS {
+		if err := setupTAS(mgr, queues, cache); err != nil {
+			return err
+		}
+	}
 	sched := scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName),
 		scheduler.WithPreemptionExpectations(expect))
 	if err := mgr.Add(sched); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// setupTAS wires what Kueue's manager wires for topology-aware scheduling,
+// through the one entry point Kueue exports for it (its reconcilers are
+// unexported): the Topology and ResourceFlavor reconcilers, which build the
+// cache's per-flavor topology; the Node reconciler, which keeps the nodes'
+// allocatable and readiness in it; the non-TAS-pod usage reconciler and the
+// topology ungater, which watch Pods (none exist in the benchmark, so they
+// stay idle). As in minimalkueue, with an empty Configuration.
+func setupTAS(mgr ctrl.Manager, queues *qcache.Manager, cache *schdcache.Cache) error {
+	if name, err := tas.SetupControllers(mgr, queues, cache, &configapi.Configuration{}, nil); err != nil {
+		ctrl.Log.Error(err, "Unable to set up a TAS controller", "controller", name)
+		return err
+	}
+	return nil
 }
