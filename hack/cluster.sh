@@ -50,10 +50,19 @@ kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" --cache-dir "$run/kube-cac
 say() { printf '>> %s\n' "$*" >&2; }
 
 # start NAME CMD...: runs CMD in the background, logging to logs/NAME.log.
+# CMD gets no open file of the caller but stdin, stdout and stderr: a
+# process that outlives this script must not hold, say, the lock of a
+# `flock LOCK make demo` for as long as it runs.
 start() {
   local name=$1; shift
   if is_running "$name"; then return 0; fi
-  setsid "$@" >"$run/logs/$name.log" 2>&1 < /dev/null &
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if (( fd > 2 )); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid "$@"
+  ) >"$run/logs/$name.log" 2>&1 < /dev/null &
   echo $! >"$run/pids/$name.pid"
 }
 
