@@ -44,9 +44,9 @@ const (
 
 	poolBlocks, poolRacksPerBlock, poolNodesPerRack, poolGPUsPerNode = 2, 2, 4, 8
 
-	annRequired  = "muster.dev/podset-required-topology"
-	annPreferred = "muster.dev/podset-preferred-topology"
-	annGroup     = "muster.dev/podset-group-name"
+	annRequired  = musterv1beta1.PodSetRequiredTopologyAnnotation
+	annPreferred = musterv1beta1.PodSetPreferredTopologyAnnotation
+	annGroup     = musterv1beta1.PodSetGroupNameAnnotation
 
 	// NotReady handling may wait a while before it acts on a node (Kueue
 	// waits 30 s), and then the job's pods are recreated.
@@ -161,9 +161,11 @@ func TestTopologyFragmentedGPUsDoNotAdmit(t *testing.T) {
 		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(strings.ToLower(cond.Message)).To(ContainSubstring("topolog"), "the pending reason names the topology: %q", cond.Message)
+		g.Expect(cond.Message).To(ContainSubstring(hostLabel), "the pending reason names the topology level it could not fit in: %q", cond.Message)
 		g.Expect(wl.Status.Admission).To(BeNil())
 	}, timeout, time.Second).Should(Succeed())
+	wl := workloadOf(g, ns, "Job", big.Name)
+	t.Logf("%s waits: %s", wl.Name, meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message)
 	bound, pending, _, _ := podsOf(g, ns, big.Name)
 	g.Expect(bound+pending).To(BeZero(), "the waiting job created no pods")
 	var j batchv1.Job
@@ -397,20 +399,14 @@ func (p pool) blocksOf(nodes []string) []string {
 // LocalQueue "main" in ns.
 func topologyQueue(t *testing.T, ns, gpus string, extra map[string]string) {
 	t.Helper()
-	topo := &musterv1beta1.Topology{
-		ObjectMeta: metav1.ObjectMeta{Name: "topo-" + ns},
-		Spec: musterv1beta1.TopologySpec{Levels: []musterv1beta1.TopologyLevel{
-			{NodeLabel: blockLabel}, {NodeLabel: rackLabel}, {NodeLabel: hostLabel},
-		}},
-	}
-	rf := MakeResourceFlavor("pool-"+ns).NodeLabel(poolLabel, poolValue).
+	topo := MakeTopology("topo-"+ns, blockLabel, rackLabel, hostLabel)
+	rf := MakeResourceFlavor("pool-"+ns).TopologyName(topo.Name).NodeLabel(poolLabel, poolValue).
 		Taint(corev1.Taint{Key: poolLabel, Value: poolValue, Effect: corev1.TaintEffectNoSchedule}).
 		Toleration(corev1.Toleration{Key: poolLabel, Operator: corev1.TolerationOpEqual, Value: poolValue, Effect: corev1.TaintEffectNoSchedule})
 	for k, v := range extra {
 		rf.NodeLabel(k, v)
 	}
 	flavor := rf.Obj()
-	flavor.Spec.TopologyName = musterv1beta1.TopologyReference(topo.Name)
 	cq := MakeClusterQueue("cq-" + ns).ResourceGroup(
 		MakeFlavorQuotas(flavor.Name).Resource("cpu", "512").Resource("memory", "4Ti").Resource(gpu, gpus).Obj()).Obj()
 	createAll(t, topo, flavor, cq, MakeLocalQueue("main", ns).ClusterQueue(cq.Name).Obj())
@@ -419,9 +415,12 @@ func topologyQueue(t *testing.T, ns, gpus string, extra map[string]string) {
 // topologyJob is a Job of pods pods of gpus GPUs (and 1 CPU) each in queue
 // "main", with pod template annotations; its pods run until it is deleted.
 func topologyJob(ns, name string, pods int32, gpus string, annotations map[string]string) *batchv1.Job {
-	j := MakeJob(name, ns).Queue("main").Parallelism(pods).Request(gpu, gpus).Request("cpu", "1").Obj()
+	b := MakeJob(name, ns).Queue("main").Parallelism(pods).Request(gpu, gpus).Request("cpu", "1")
+	for _, k := range keys(annotations) {
+		b.PodAnnotation(k, annotations[k])
+	}
+	j := b.Obj()
 	j.Spec.BackoffLimit = ptr.To[int32](0)
-	j.Spec.Template.Annotations = annotations
 	return j
 }
 
@@ -480,7 +479,7 @@ func placedAsAssigned(g Gomega, ns, kind, owner string, labels map[string]string
 			continue
 		}
 		g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
-		g.Expect(p.Spec.SchedulingGates).To(BeEmpty(), "pod %s ungated", p.Name)
+		g.Expect(p.Spec.SchedulingGates).NotTo(ContainElement(corev1.PodSchedulingGate{Name: musterv1beta1.TopologySchedulingGate}), "pod %s ungated", p.Name)
 		g.Expect(p.Spec.NodeSelector).To(HaveKeyWithValue(hostLabel, p.Spec.NodeName), "pod %s pinned to its assigned node", p.Name)
 		running[p.Spec.NodeName]++
 		nodes = append(nodes, p.Spec.NodeName)
