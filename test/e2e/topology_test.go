@@ -252,6 +252,51 @@ func TestTopologyNodeNotReady(t *testing.T) {
 	}, nodeFailureTimeout, time.Second).Should(Succeed())
 }
 
+// TestTopologyNodeNotReadyWithoutRoomEvicts: a Job fills a whole rack
+// (required) and one of its nodes goes NotReady. The rack has no other
+// node for that pod, so the workload is evicted (NodeFailures, an event
+// naming the node), requeued, and admitted whole into another rack.
+func TestTopologyNodeNotReadyWithoutRoomEvicts(t *testing.T) {
+	g := NewWithT(t)
+	p := topologyPool(t)
+	ns := namespace(t)
+	topologyQueue(t, ns, "128", nil)
+	j := topologyJob(ns, "full-rack", 4, "8", map[string]string{annRequired: rackLabel})
+	createAll(t, j)
+	labels := map[string]string{"job-name": j.Name}
+	var before []string
+	g.Eventually(func(g Gomega) {
+		before = placedAsAssigned(g, ns, "Job", j.Name, labels, 4)
+	}, timeout, time.Second).Should(Succeed())
+	rack, failed := p.rackOf[before[0]], before[0]
+	wl := workloadOf(g, ns, "Job", j.Name)
+
+	setNodeReady(t, failed, false)
+	t.Cleanup(func() { setNodeReady(t, failed, true) })
+
+	var evicted []string
+	g.Eventually(func(g Gomega) []string {
+		var events corev1.EventList
+		g.Expect(c.List(context.Background(), &events, client.InNamespace(ns))).To(Succeed())
+		evicted = nil
+		for _, e := range events.Items {
+			if e.InvolvedObject.Kind == "Workload" && e.InvolvedObject.Name == wl.Name &&
+				e.Reason == musterv1beta1.ReasonNodeFailures && strings.Contains(e.Message, failed) {
+				evicted = append(evicted, e.Message)
+			}
+		}
+		return evicted
+	}, nodeFailureTimeout, time.Second).ShouldNot(BeEmpty(), "an eviction event on workload %s names node %s", wl.Name, failed)
+	t.Logf("%s: %s", musterv1beta1.ReasonNodeFailures, evicted[0])
+
+	g.Eventually(func(g Gomega) {
+		nodes := placedAsAssigned(g, ns, "Job", j.Name, labels, 4)
+		racks := p.racksOf(nodes)
+		g.Expect(racks).To(HaveLen(1), "pods on %v", nodes)
+		g.Expect(racks[0]).NotTo(Equal(rack), "rack %s has 3 Ready nodes left, not 4", rack)
+	}, nodeFailureTimeout, time.Second).Should(Succeed())
+}
+
 // kueueTASJob is a Kueue user's manifest (the shape of Kueue's
 // site/static/examples/tas/sample-job-required.yaml): Kueue's queue label
 // and Kueue's podset-required-topology annotation, nothing of Muster's.
