@@ -167,12 +167,16 @@ demo: ## Local cluster + Muster + two 16-worker Jobs on 24 GPUs, admitted whole 
 demo-cold: ## The demo on a cluster created from nothing (fresh MUSTER_RUN_DIR, default .run/cold: new etcd, no CRDs), then its objects deleted; the cluster stays up.
 	hack/demo-cold.sh
 
+# The suite's topology tests run on a 2x2x4 topology pool beside the demo's
+# nodes (tainted: the other tests never see it); `up` adds it to a running
+# cluster.
+E2E_TOPOLOGY ?= 2x2x4
 .PHONY: test-e2e
-test-e2e: ## Run the end-to-end suite against the local cluster (started if needed).
-	hack/cluster.sh up
+test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool).
+	TOPOLOGY=$(E2E_TOPOLOGY) hack/cluster.sh up
 	hack/cluster.sh muster
 	hack/cluster.sh operators
-	go test -tags e2e $(GO_TEST_FLAGS) -timeout 20m ./test/e2e/...
+	go test -tags e2e $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/...
 
 ##@ Build
 

@@ -19,6 +19,19 @@
 # MUSTER_PROBE_PORT, MUSTER_METRICS_PORT; the other processes listen on none
 # or on ephemeral ports. MUSTER_LOG_LEVEL (default info; 2 for debug) sets
 # Muster's verbosity.
+#
+# Nodes (hack/cluster/nodes.sh): NODES (default 3) nodes of GPUS (default 8)
+# GPUs labelled muster.dev/gpu a100 or h100, the demo's 24 GPUs. With
+# TOPOLOGY=BxRxN, `up` adds a topology pool of B blocks x R racks x N nodes
+# of GPUS GPUs (TOPOLOGY=2x2x4: 16 nodes, 128 GPUs) named topo-b<i>-r<j>-n<k>
+# and labelled muster.dev/block=b<i>, topology.kubernetes.io/rack=b<i>-r<j>
+# (unique cluster-wide), kubernetes.io/hostname=<node name>,
+# muster.dev/gpu=$TOPOLOGY_GPU (default a100) and muster.dev/pool=topology.
+# The pool is tainted muster.dev/pool=topology:NoSchedule: only pods of a
+# flavor that tolerates the taint land there, so the 3-node demo, and pods
+# of no queue, behave as without it. `up` on a running cluster adds the
+# pool; without TOPOLOGY it leaves a pool that is there (`down` removes
+# every node with etcd). make test-e2e runs `up` with TOPOLOGY=2x2x4.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,10 +50,19 @@ kubectl() { "$bin/kubectl" --kubeconfig "$kubeconfig" --cache-dir "$run/kube-cac
 say() { printf '>> %s\n' "$*" >&2; }
 
 # start NAME CMD...: runs CMD in the background, logging to logs/NAME.log.
+# CMD gets no open file of the caller but stdin, stdout and stderr: a
+# process that outlives this script must not hold, say, the lock of a
+# `flock LOCK make demo` for as long as it runs.
 start() {
   local name=$1; shift
   if is_running "$name"; then return 0; fi
-  setsid "$@" >"$run/logs/$name.log" 2>&1 < /dev/null &
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if (( fd > 2 )); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid "$@"
+  ) >"$run/logs/$name.log" 2>&1 < /dev/null &
   echo $! >"$run/pids/$name.pid"
 }
 
@@ -76,6 +98,15 @@ apply_crds() {
   names=$(kubectl apply --server-side --force-conflicts -o name "${args[@]}")
   # shellcheck disable=SC2086 # one name per word
   wait_for "the CRDs in $* to be established" 60 established $names
+}
+
+# nodes_ready: whether every node's Ready condition is True (one call:
+# `kubectl wait --timeout` bounds all the nodes together, too short for the
+# topology pool's).
+nodes_ready() {
+  local ready
+  ready=$(kubectl get nodes -o 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}') || return 1
+  [[ -n $ready ]] && ! grep -qvx True <<<"$ready"
 }
 
 stop() {
@@ -158,7 +189,7 @@ up() {
     --config "$root/hack/cluster/kwok-stages.yaml"
   "$root/hack/cluster/nodes.sh" | kubectl apply -f - >/dev/null
   # Retried: nodes just created have no conditions until kwok sets them.
-  wait_for "nodes Ready" 60 kubectl wait --for=condition=Ready nodes --all --timeout=1s
+  wait_for "nodes Ready" 60 nodes_ready
   say "cluster up: export KUBECONFIG=$kubeconfig"
 }
 

@@ -2,7 +2,11 @@
 # make demo: a local cluster with 3 nodes of 8 GPUs (24 GPUs), Muster on it,
 # and two 16-worker training Jobs. kube-scheduler alone would bind some
 # workers of each and deadlock; Muster admits each Job whole, one after the
-# other. The view refreshes until both Jobs have succeeded.
+# other. The view refreshes until both Jobs have succeeded. Then a
+# PyTorchJob and a RayCluster with their operators, and last a topology
+# scene: a Topology of the cluster's racks and hosts, a flavor over rack-0
+# (the two a100 nodes) and an 8-pod Job that requires one host, admitted
+# whole onto one node (hack/demo/topology.yaml, topology-job.yaml).
 #
 #   hack/demo.sh         the demo (cluster started if needed; it stays up)
 #   hack/demo.sh clean   delete the demo's objects, leaving the cluster up
@@ -15,9 +19,9 @@ clean() {
   echo ">> deleting the demo's jobs and queues"
   kubectl delete -n default raycluster ray-demo --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
   kubectl delete -n default pytorchjob pt-demo --ignore-not-found --timeout=60s >/dev/null 2>&1 || true
-  kubectl delete -n default job train-a train-b --ignore-not-found --timeout=60s >/dev/null
+  kubectl delete -n default job train-a train-b train-one-host --ignore-not-found --timeout=60s >/dev/null
   # The ClusterQueue and flavors keep a finalizer until no workload uses them.
-  kubectl delete -f "$root/hack/demo/queues.yaml" --ignore-not-found --timeout=60s >/dev/null
+  kubectl delete -f "$root/hack/demo/queues.yaml" -f "$root/hack/demo/topology.yaml" --ignore-not-found --timeout=60s >/dev/null
 }
 if [[ ${1:-} == clean ]]; then clean; exit 0; fi
 
@@ -112,11 +116,42 @@ for (( i = 0; i < 60; i++ )); do
   if [[ $state == True && $ray == ready ]]; then
     echo
     echo ">> the PyTorchJob ran whole and succeeded; the RayCluster is ready (on the h100 flavor while the PyTorchJob held a100)."
-    down="make cluster-down"; [[ -n ${MUSTER_RUN_DIR:-} ]] && down="MUSTER_RUN_DIR=$run make cluster-down"
-    echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: $down"
-    exit 0
+    break
   fi
   sleep 3
 done
-echo ">> the PyTorchJob or RayCluster did not get there in time; logs are in $run/logs" >&2
-exit 1
+if [[ $state != True || $ray != ready ]]; then
+  echo ">> the PyTorchJob or RayCluster did not get there in time; logs are in $run/logs" >&2
+  exit 1
+fi
+
+echo
+echo ">> topology: a Topology of racks and hosts, a flavor over rack-0 (gpu-node-0 and -1), and 8 pods that require one host"
+kubectl apply -f "$root/hack/demo/topology.yaml" >/dev/null
+kubectl delete -f "$root/hack/demo/topology-job.yaml" --ignore-not-found --timeout=60s >/dev/null
+kubectl apply -f "$root/hack/demo/topology-job.yaml" >/dev/null
+# one_host: the host of the Job's 8 pods, once all run on one node.
+one_host() {
+  kubectl get pods -n default -l job-name=train-one-host -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+    awk '$1=="Running" || $1=="Succeeded" {n[$2]++; all++} END { for (k in n) if (n[k] == 8 && all == 8) print k }'
+}
+host=""
+for (( i = 0; i < 100; i++ )); do
+  host=$(one_host)
+  [[ -n $host ]] && break
+  sleep 0.3
+done
+echo "---- $(date +%T) ----------------------------------------------------------"
+kubectl get workloads -n default -o wide 2>/dev/null | awk 'NR==1 || /train-one-host/'
+placement=$(kubectl get workloads -n default -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="train-one-host")]}{.status.admission.podSetAssignments[0].topologyAssignment}{end}' 2>/dev/null)
+echo "  topologyAssignment: ${placement:-(none)}"
+kubectl get pods -n default -l job-name=train-one-host -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null |
+  sort | uniq -c | awk '{printf "  %d pods on %s\n", $1, ($2 == "" ? "no node yet" : $2)}'
+if [[ -z $host || $placement != *"$host"* ]]; then
+  echo ">> train-one-host's 8 pods are not all running on one host: topology-aware admission did not place it; logs are in $run/logs" >&2
+  exit 1
+fi
+echo ">> train-one-host was admitted whole into one host, $host: all 8 pods run there, none on the other a100 node."
+
+down="make cluster-down"; [[ -n ${MUSTER_RUN_DIR:-} ]] && down="MUSTER_RUN_DIR=$run make cluster-down"
+echo ">> the cluster is still up: export KUBECONFIG=$run/kubeconfig; stop it with: $down"

@@ -2,7 +2,10 @@
 
 // Package e2e drives the local cluster (hack/cluster.sh: real
 // kube-apiserver, Job controller, kube-scheduler, kwok GPU nodes) with
-// Muster running on it, through client-go. Run it with `make test-e2e`.
+// Muster running on it, through client-go. Run it with `make test-e2e`,
+// which brings the cluster up with TOPOLOGY=2x2x4: the topology tests
+// (topology_test.go) run on that tainted pool of 16 nodes, the others on the
+// demo's 3 nodes as if the pool were not there.
 package e2e
 
 import (
