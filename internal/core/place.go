@@ -69,13 +69,22 @@ func (u *placementUnit) place(s *Snapshot) ([]*Placement, *placeFailure) {
 	}
 	if err != nil {
 		return nil, &placeFailure{flavor: u.flavor.Name, never: errors.Is(err, topology.ErrInvalid),
-			reason: Reason{Text: fmt.Sprintf("flavor %s: %v", u.flavor.Name, err)}}
+			reason: Reason{Text: fmt.Sprintf("flavor %s: %s", u.flavor.Name, describe(err))}}
 	}
 	pls := make([]*Placement, len(as))
 	for i, a := range as {
 		pls[i] = &Placement{Topology: u.flavor.Topology, Assignment: a}
 	}
 	return pls, nil
+}
+
+// describe renders a placement error with amounts in Kubernetes' units.
+func describe(err error) string {
+	var nf *topology.NoFit
+	if errors.As(err, &nf) {
+		return nf.Describe(Format)
+	}
+	return err.Error()
 }
 
 // placementUnits sorts the admission's pod sets into placement units, in

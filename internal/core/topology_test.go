@@ -235,3 +235,22 @@ func freeGPUs(t *testing.T, c *Cache, node string) int64 {
 	}
 	return r[gpu]
 }
+
+func TestTopologyPendingReasonNamesAUsableDomainInKubernetesUnits(t *testing.T) {
+	// Rack 1's node is free but excluded by the pod set's selector; rack
+	// 2's has 2 GPUs left. The reason must name rack 2's node, and cpu in
+	// cores.
+	c := tasCache(t, 1, 2, 1, tasQueue("cq", 100))
+	c.UpsertClusterQueue(&ClusterQueue{Name: "cq", NamespaceSelector: everything{}, Weight: 1000,
+		ResourceGroups: []ResourceGroup{{Resources: []string{gpu, "cpu"}, Flavors: []FlavorQuotas{quotas("tas", map[string]int64{gpu: 100, "cpu": 100})}}}})
+	c.SetPod("x/a", &Pod{Node: "b1-r2-n1", Requests: Requests{gpu: 6}})
+	w := wl("w", 0, 1, 1, map[string]int64{gpu: 4, "cpu": 1})
+	w.PodSets[0].Topology = &TopologyRequest{Mode: topology.Required, Level: hostLabel}
+	w.PodSets[0].NodeSelector = map[string]string{rackLabel: "b1-r2"}
+	msg := decisionOf(admitIn(t, c, map[string][]*Workload{"cq": {w}}), "w").Message()
+	for _, want := range []string{"needs 1 cpu, 4 nvidia.com/gpu", "best kubernetes.io/hostname b1-r2-n1", "has 96 cpu, 2 nvidia.com/gpu free"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+}

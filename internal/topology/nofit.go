@@ -35,9 +35,16 @@ type DomainFree struct {
 	Free   Resources
 }
 
-func (e *NoFit) Error() string {
+func (e *NoFit) Error() string { return e.Describe(nil) }
+
+// Describe says why in words, with amounts rendered by format (the raw
+// amounts when nil): the caller knows the units, e.g. cpu in milli-cores.
+func (e *NoFit) Describe(format func(res string, amount int64) string) string {
+	if format == nil {
+		format = func(_ string, v int64) string { return fmt.Sprint(v) }
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "pod set %s needs %s (%d pods", e.PodSet, formatResources(e.Need), e.Count)
+	fmt.Fprintf(&b, "pod set %s needs %s (%d pods", e.PodSet, formatResources(e.Need, format), e.Count)
 	if e.SliceSize > 1 {
 		fmt.Fprintf(&b, " in slices of %d per %s", e.SliceSize, e.SliceLevel)
 	}
@@ -66,7 +73,7 @@ func (e *NoFit) Error() string {
 	} else {
 		b.WriteString("; " + where)
 	}
-	fmt.Fprintf(&b, " holds %d pods, has %s free", e.Best.Pods, formatResources(e.Best.Free))
+	fmt.Fprintf(&b, " holds %d pods, has %s free", e.Best.Pods, formatResources(e.Best.Free, format))
 	return b.String()
 }
 
@@ -81,10 +88,10 @@ func (e *NoFit) others() []string {
 	return o
 }
 
-func formatResources(r Resources) string {
+func formatResources(r Resources, format func(string, int64) string) string {
 	parts := make([]string, 0, len(r))
 	for _, name := range sortedNames(r) {
-		parts = append(parts, fmt.Sprintf("%d %s", r[name], name))
+		parts = append(parts, format(name, r[name])+" "+name)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -116,9 +123,27 @@ func (f *fitter) noFitAt(l int) *NoFit {
 		SliceLevel: p.ps.SliceLevel, SliceSize: p.ps.SliceSize, Need: need(p.ps),
 	}
 	if _, best := f.tightest(l, 0, f.y.count(l)); best >= 0 {
-		e.Best = f.domainFree(l, best)
+		e.Best = f.bestDomain(l, best)
 	}
 	return e
+}
+
+// bestDomain is the domain to name in a NoFit: the one holding the most
+// pods, and when none holds any, the one with the most free of the first
+// requested resource on nodes the pod set may use, so that a domain the
+// pod set cannot use at all is never named.
+func (f *fitter) bestDomain(l, best int) *DomainFree {
+	d := f.domainFree(l, best)
+	if d.Pods > 0 || len(f.p.names) == 0 {
+		return d
+	}
+	first := f.p.names[0]
+	for j := range f.y.count(l) {
+		if c := f.domainFree(l, j); c.Free[first] > d.Free[first] {
+			d = c
+		}
+	}
+	return d
 }
 
 // domainFree sums what domain j at level l (-1: everything) offers.
