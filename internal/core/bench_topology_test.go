@@ -2,7 +2,9 @@ package core
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/musterhq/muster/internal/topology"
 )
@@ -72,4 +74,39 @@ func topologyWorld(nodes, pending int) (*Cache, map[string][]*Workload) {
 		heads[q] = append(heads[q], w)
 	}
 	return c, heads
+}
+
+// BenchmarkCapacityMemory measures what the core keeps for node capacity
+// at the scale issue 14 names: 10,000 nodes and 100,000 bound pods (10 per
+// node, a tenth of them of admitted topology workloads), one topology. It
+// reports the heap the cache holds for them and the cost of a pod event.
+//
+//	go test ./internal/core -run XXX -bench CapacityMemory -benchtime 1x
+func BenchmarkCapacityMemory(b *testing.B) {
+	for range b.N {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		c := NewCache()
+		_ = c.UpsertTopology("fabric", tasLevels)
+		for i := range 10_000 {
+			name := fmt.Sprintf("n%05d", i)
+			c.SetNode(&Node{Name: name, Ready: true, Pods: 110, Allocatable: Requests{gpu: 8, "cpu": 96_000, "memory": 512 << 30},
+				Labels: map[string]string{"pool": "tas", blockLabel: fmt.Sprintf("b%03d", i/256), rackLabel: fmt.Sprintf("r%04d", i/32), hostLabel: name}})
+		}
+		start := time.Now()
+		for i := range 100_000 {
+			p := &Pod{Node: fmt.Sprintf("n%05d", i%10_000), Requests: Requests{"cpu": 500, "memory": 1 << 30}}
+			if i%10 == 0 {
+				p.Workload = fmt.Sprintf("ns/w%d", i/100)
+			}
+			c.SetPod(fmt.Sprintf("ns/p%06d", i), p)
+		}
+		perPod := time.Since(start) / 100_000
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB")
+		b.ReportMetric(float64(perPod.Nanoseconds()), "ns/pod-event")
+		runtime.KeepAlive(c)
+	}
 }
