@@ -35,7 +35,7 @@ func trimNode(o any) (any, error) {
 		return o, nil
 	}
 	out := &corev1.Node{
-		ObjectMeta: trimMeta(n.ObjectMeta, false),
+		ObjectMeta: trimMeta(n.ObjectMeta),
 		Spec:       corev1.NodeSpec{Unschedulable: n.Spec.Unschedulable, Taints: n.Spec.Taints},
 		Status:     corev1.NodeStatus{Allocatable: n.Status.Allocatable},
 	}
@@ -53,46 +53,52 @@ func trimPod(o any) (any, error) {
 		return o, nil
 	}
 	out := &corev1.Pod{
-		ObjectMeta: trimMeta(p.ObjectMeta, true),
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+			DeletionTimestamp: p.DeletionTimestamp, Labels: keep(p.Labels, isPodLabelKept), Annotations: keep(p.Annotations, isPodAnnotationKept)},
 		Spec: corev1.PodSpec{
 			NodeName:        p.Spec.NodeName,
 			NodeSelector:    p.Spec.NodeSelector,
 			SchedulingGates: p.Spec.SchedulingGates,
-			Overhead:        p.Spec.Overhead,
-			Containers:      trimContainers(p.Spec.Containers),
-			InitContainers:  trimContainers(p.Spec.InitContainers),
+			// One container holding what the pod takes of its node (init
+			// containers, sidecars and overhead folded in): that is all
+			// capacity reads, and a fraction of a pod's containers.
+			Containers: []corev1.Container{{Name: "requests", Resources: corev1.ResourceRequirements{
+				Requests: podrequests.PerPod(&p.Spec, nil, p.Spec.Overhead)}}},
 		},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
 	}
 	return out, nil
 }
 
-// trimMeta keeps identity, labels and, for pods, Muster's annotations.
-func trimMeta(m metav1.ObjectMeta, annotations bool) metav1.ObjectMeta {
-	out := metav1.ObjectMeta{Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp, OwnerReferences: m.OwnerReferences}
-	if annotations {
-		for k, v := range m.Annotations {
-			if strings.HasPrefix(k, "muster.dev/") || k == "batch.kubernetes.io/job-completion-index" {
-				if out.Annotations == nil {
-					out.Annotations = map[string]string{}
-				}
-				out.Annotations[k] = v
+// isPodLabelKept keeps the labels the ungater reads: the pod set, and the
+// index labels of the kinds that have one.
+func isPodLabelKept(k string) bool {
+	return k == musterv1beta1.PodSetLabel || k == "batch.kubernetes.io/job-completion-index" || k == "training.kubeflow.org/replica-index"
+}
+
+// isPodAnnotationKept keeps Muster's annotations and the Job completion
+// index, also an annotation.
+func isPodAnnotationKept(k string) bool {
+	return strings.HasPrefix(k, "muster.dev/") || k == "batch.kubernetes.io/job-completion-index"
+}
+
+// keep returns the entries of m whose key passes, nil when none does.
+func keep(m map[string]string, pass func(string) bool) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if pass(k) {
+			if out == nil {
+				out = map[string]string{}
 			}
+			out[k] = v
 		}
 	}
 	return out
 }
 
-func trimContainers(cs []corev1.Container) []corev1.Container {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]corev1.Container, len(cs))
-	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
-	}
-	return out
+// trimMeta keeps a node's identity and labels.
+func trimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion, Labels: m.Labels}
 }
 
 // toNode is the core's view of a Node.
