@@ -220,7 +220,7 @@ func (s *State) applyPod(p *corev1.Pod) {
 	key := p.Namespace + "/" + p.Name
 	cp := toPod(p)
 	if cp == nil {
-		if s.Cache.DeletePodIfPresent(key) {
+		if s.Cache.DeletePod(key) {
 			s.capacityFreed()
 		}
 		return

@@ -1,6 +1,8 @@
 package scheduling
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -263,21 +265,12 @@ func fromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 
 // placementTopology is the topology of the pod set's flavor that has one.
 func placementTopology(flavors map[string]string, topologyOf func(string) string) string {
-	for _, res := range sortedStrings(flavors) {
+	for _, res := range slices.Sorted(maps.Keys(flavors)) {
 		if t := topologyOf(flavors[res]); t != "" {
 			return t
 		}
 	}
 	return ""
-}
-
-func sortedStrings(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // joinedAt is when the workload first joined its queue: when its job was

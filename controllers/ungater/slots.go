@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
 )
 
 // slotList is how many more pods each node of a placement takes, in
@@ -64,7 +65,7 @@ func (u *Ungater) slots(ctx context.Context, ta *musterv1beta1.TopologyAssignmen
 				s.nodes = append(s.nodes, leaf)
 			}
 			s.left[leaf] += n
-			host, err := hostnameOf(ctx, u.client, leaf)
+			host, err := jobframework.HostnameOf(ctx, u.client, leaf)
 			if err != nil {
 				return nil, h, err
 			}

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/internal/workload"
 )
 
@@ -258,6 +257,3 @@ func (u *Ungater) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error 
 		})).
 		Complete(u)
 }
-
-// hostnameOf is overridable in tests.
-var hostnameOf = jobframework.HostnameOf

@@ -29,6 +29,12 @@ func BenchmarkCycleMatrix(b *testing.B) {
 
 func benchCycle(b *testing.B, mode string, queues, flavors, pending, shapes int) {
 	c, heads := matrixWorld(mode, queues, flavors, pending, shapes)
+	runCycles(b, c, heads)
+}
+
+// runCycles runs b.N admission cycles over the heads and reports ns per
+// admission and admissions per cycle.
+func runCycles(b *testing.B, c *Cache, heads map[string][]*Workload) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	admissions := 0

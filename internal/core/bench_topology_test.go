@@ -23,21 +23,7 @@ func BenchmarkTopologyCycle(b *testing.B) {
 		for _, pending := range []int{500, 10_000} {
 			b.Run(fmt.Sprintf("nodes=%d/pending=%d", nodes, pending), func(b *testing.B) {
 				c, heads := topologyWorld(nodes, pending)
-				b.ReportAllocs()
-				b.ResetTimer()
-				admissions := 0
-				for range b.N {
-					for _, d := range Schedule(c.Snapshot(), heads) {
-						if d.Admission != nil {
-							admissions++
-						}
-					}
-				}
-				b.StopTimer()
-				if admissions > 0 {
-					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(admissions), "ns/admission")
-				}
-				b.ReportMetric(float64(admissions)/float64(b.N), "admissions/op")
+				runCycles(b, c, heads)
 			})
 		}
 	}

@@ -128,16 +128,6 @@ func (c *Cache) SetPod(key string, p *Pod) {
 	c.countPod(p, 1)
 }
 
-// DeletePodIfPresent forgets a pod that ended, reporting whether it was
-// counted.
-func (c *Cache) DeletePodIfPresent(key string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.capacity.pods[key]
-	c.dropPod(key)
-	return ok
-}
-
 // QueuesUsingTopology lists the ClusterQueues with a flavor on a topology.
 func (c *Cache) QueuesUsingTopology(topology string) []string {
 	c.mu.RLock()
@@ -175,11 +165,14 @@ func (c *Cache) TopologyQueues() []string {
 	return out
 }
 
-// DeletePod forgets a pod: it finished, or was deleted.
-func (c *Cache) DeletePod(key string) {
+// DeletePod forgets a pod (it finished, or was deleted), reporting
+// whether it was counted.
+func (c *Cache) DeletePod(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	_, ok := c.capacity.pods[key]
 	c.dropPod(key)
+	return ok
 }
 
 func (c *Cache) dropPod(key string) {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,14 +94,7 @@ func replacePodSet(s *Snapshot, ps *PodSet, psa *PodSetAssignment, lost []string
 }
 
 func touches(a *topology.Assignment, nodes []string) bool {
-	for _, n := range a.Nodes {
-		for _, l := range nodes {
-			if n.Name == l {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(a.Nodes, func(n topology.NodeCount) bool { return slices.Contains(nodes, n.Name) })
 }
 
 // lostMessage names the failed nodes of an eviction or a replacement.
