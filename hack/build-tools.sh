@@ -4,7 +4,10 @@
 #   hack/build-tools.sh OUTDIR NAME...
 #
 # NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler
-# kubectl kwok training-operator kuberay-operator helm.
+# kubectl kwok training-operator kuberay-operator helm scheduler-plugins.
+# scheduler-plugins is the kubernetes-sigs scheduler-plugins kube-scheduler
+# (Coscheduling and the rest), on Kubernetes v1.31 (hack/tools/scheduler-plugins),
+# stamped with that version rather than hack/tools/k8s's.
 # Each binary is rebuilt only when the pinned module files (go.mod/go.sum of its
 # tools module) change: OUTDIR/.NAME.pin records the hash it was built from.
 # Nothing is downloaded except modules from the Go module proxy.
@@ -15,20 +18,25 @@ out=$1; shift
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
+# ldflags_for VERSION: the link flags stamping Kubernetes VERSION (e.g. v1.37.2).
+ldflags_for() {
+  local version=$1 major minor flags="-s -w" pkg
+  major=$(echo "${version#v}" | cut -d. -f1)
+  minor=$(echo "${version#v}" | cut -d. -f2)
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor}"
+    flags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$flags"
+}
 k8s_version=$(cd "$here/tools/k8s" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
-major=$(echo "${k8s_version#v}" | cut -d. -f1)
-minor=$(echo "${k8s_version#v}" | cut -d. -f2)
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags+=" -X ${pkg}.gitVersion=${k8s_version} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor}"
-  ldflags+=" -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=1970-01-01T00:00:00Z"
-done
+ldflags=$(ldflags_for "$k8s_version")
 
 # A binary's pin covers its module files and the flags it is linked with.
-pin_of() { { cat "$here/tools/$1/go.mod" "$here/tools/$1/go.sum"; echo "$ldflags"; } | sha256sum | cut -d' ' -f1; }
+pin_of() { { cat "$here/tools/$1/go.mod" "$here/tools/$1/go.sum"; echo "$2"; } | sha256sum | cut -d' ' -f1; }
 
 build() {
-  local name=$1 module pkg pin
+  local name=$1 module pkg pin flags=$ldflags
   case "$name" in
     etcd) module=etcd; pkg=. ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) module=k8s; pkg=k8s.io/kubernetes/cmd/$name ;;
@@ -36,15 +44,18 @@ build() {
     training-operator) module=training-operator; pkg=github.com/kubeflow/training-operator/cmd/training-operator.v1 ;;
     kuberay-operator) module=kuberay; pkg=github.com/ray-project/kuberay/ray-operator ;;
     helm) module=helm; pkg=helm.sh/helm/v3/cmd/helm ;;
+    scheduler-plugins)
+      module=scheduler-plugins; pkg=sigs.k8s.io/scheduler-plugins/cmd/scheduler
+      flags=$(ldflags_for "$(cd "$here/tools/$module" && go list -m -f '{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}' k8s.io/kubernetes)") ;;
     *) echo "unknown binary: $name" >&2; exit 2 ;;
   esac
-  pin=$(pin_of "$module")
+  pin=$(pin_of "$module" "$flags")
   if [[ -x "$out/$name" && "$(cat "$out/.$name.pin" 2>/dev/null)" == "$pin" ]]; then
     return 0
   fi
   echo ">> building $name from Go modules (cached; a cold build of kube-apiserver takes 5-20 min on 2 cores)" >&2
   local start=$SECONDS
-  (cd "$here/tools/$module" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$out/$name" "$pkg")
+  (cd "$here/tools/$module" && CGO_ENABLED=0 go build -trimpath -ldflags "$flags" -o "$out/$name" "$pkg")
   echo "$pin" > "$out/.$name.pin"
   echo ">> built $name in $((SECONDS - start))s" >&2
 }

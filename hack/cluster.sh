@@ -32,6 +32,25 @@
 # of no queue, behave as without it. `up` on a running cluster adds the
 # pool; without TOPOLOGY it leaves a pool that is there (`down` removes
 # every node with etcd). make test-e2e runs `up` with TOPOLOGY=2x2x4.
+#
+# WORKLOAD_API=1 makes `up` serve the upstream Workload API and gang-schedule
+# with the default scheduler: the feature gates GenericWorkload and
+# TopologyAwareWorkloadScheduling on the API server, controller-manager and
+# scheduler (the scheduler then enables its GangScheduling,
+# TopologyPlacementGenerator and PodGroupPodsCount plugins), and
+# scheduling.k8s.io/v1beta1 (Workload, PodGroup: what the scheduler and the
+# controller-manager watch) and v1alpha3 (the same kinds plus
+# CompositePodGroup) served. Pods join a PodGroup through
+# spec.schedulingGroup.podGroupName. Set it on the `up` that starts the
+# control plane: a running API server keeps its flags.
+#
+# COSCHEDULING=1 makes `up` also run the kubernetes-sigs scheduler-plugins
+# scheduler (v0.31, built on Kubernetes v1.31 from hack/tools/scheduler-plugins)
+# as a second scheduler, schedulerName scheduler-plugins-scheduler, with the
+# Coscheduling plugin (permitWaitingTimeSeconds: 10), and installs its PodGroup
+# CRD (scheduling.x-k8s.io/v1alpha1, `make gang-crds`). A pod joins a group
+# with schedulerName: scheduler-plugins-scheduler and the label
+# scheduling.x-k8s.io/pod-group: <PodGroup name>.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,6 +62,15 @@ webhook_port=${WEBHOOK_PORT:-29443}
 probe_port=${MUSTER_PROBE_PORT:-28081}
 metrics_port=${MUSTER_METRICS_PORT:-28080}
 token=muster-local-admin-token
+# WORKLOAD_API=1: the flags of the upstream Workload API (see above).
+workload_gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true
+apiserver_flags=() controller_flags=() scheduler_flags=()
+if [[ ${WORKLOAD_API:-} == 1 ]]; then
+  apiserver_flags=(--feature-gates "$workload_gates"
+    --runtime-config scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true)
+  controller_flags=(--feature-gates "$workload_gates")
+  scheduler_flags=(--feature-gates "$workload_gates")
+fi
 kubeconfig=$run/kubeconfig
 # kubectl's discovery cache is per run directory: a cluster created again on
 # the same port never sees the API groups of an earlier one.
@@ -162,6 +190,7 @@ up() {
   mkdir -p "$run/logs" "$run/pids"
   say "building the control plane from Go modules (first time: several minutes; then cached)"
   "$root/hack/build-tools.sh" "$bin" etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok
+  if [[ ${COSCHEDULING:-} == 1 ]]; then "$root/hack/build-tools.sh" "$bin" scheduler-plugins; fi
   pki
   say "starting etcd on 127.0.0.1:$etcd_port"
   start etcd "$bin/etcd" --data-dir "$run/etcd" --listen-client-urls "http://127.0.0.1:$etcd_port" \
@@ -176,14 +205,17 @@ up() {
     --service-account-issuer https://kubernetes.default.svc --service-account-key-file "$run/pki/sa.pub" \
     --service-account-signing-key-file "$run/pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
     --endpoint-reconciler-type none --allow-privileged \
-    --disable-admission-plugins TaintNodesByCondition --max-requests-inflight 1000 --max-mutating-requests-inflight 500
+    --disable-admission-plugins TaintNodesByCondition --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
+    ${apiserver_flags[@]+"${apiserver_flags[@]}"}
   wait_for kube-apiserver 60 curl -skf -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz"
   write_kubeconfig
   say "starting kube-controller-manager, kube-scheduler and kwok"
   start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$kubeconfig" --leader-elect=false \
     --secure-port 0 --service-account-private-key-file "$run/pki/sa.key" --use-service-account-credentials=false \
-    --root-ca-file "$run/pki/apiserver/apiserver.crt" --controllers '*,-nodelifecycle,-nodeipam'
-  start kube-scheduler "$bin/kube-scheduler" --kubeconfig "$kubeconfig" --leader-elect=false --secure-port 0
+    --root-ca-file "$run/pki/apiserver/apiserver.crt" --controllers '*,-nodelifecycle,-nodeipam' ${controller_flags[@]+"${controller_flags[@]}"}
+  start kube-scheduler "$bin/kube-scheduler" --kubeconfig "$kubeconfig" --leader-elect=false --secure-port 0 \
+    ${scheduler_flags[@]+"${scheduler_flags[@]}"}
+  if [[ ${COSCHEDULING:-} == 1 ]]; then coscheduling; fi
   start kwok "$bin/kwok" --kubeconfig "$kubeconfig" --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake --node-lease-duration-seconds 0 \
     --config "$root/hack/cluster/kwok-stages.yaml"
@@ -191,6 +223,39 @@ up() {
   # Retried: nodes just created have no conditions until kwok sets them.
   wait_for "nodes Ready" 60 nodes_ready
   say "cluster up: export KUBECONFIG=$kubeconfig"
+}
+
+# coscheduling: the scheduler-plugins scheduler beside the default one
+# (COSCHEDULING=1, see above). Its Coscheduling plugin watches PodGroups
+# from the start, so their CRD goes first.
+coscheduling() {
+  local crd=$root/bin/crds/coscheduling/scheduling.x-k8s.io_podgroups.yaml
+  make -s -C "$root" "$crd"
+  apply_crds "$crd"
+  cat >"$run/scheduler-plugins.yaml" <<CONFIG
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: false
+clientConnection:
+  kubeconfig: $kubeconfig
+profiles:
+- schedulerName: scheduler-plugins-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+    queueSort:
+      enabled:
+      - name: Coscheduling
+      disabled:
+      - name: "*"
+  pluginConfig:
+  - name: Coscheduling
+    args:
+      permitWaitingTimeSeconds: 10
+CONFIG
+  start scheduler-plugins "$bin/scheduler-plugins" --config "$run/scheduler-plugins.yaml" --secure-port 0
 }
 
 muster() {
@@ -294,7 +359,7 @@ operators() {
 }
 
 down() {
-  for name in kuberay-operator training-operator muster kwok kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop "$name"
   done
   rm -rf "$run/etcd"
@@ -302,7 +367,7 @@ down() {
 }
 
 status() {
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler kwok muster training-operator kuberay-operator; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator; do
     if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
   done
 }

@@ -71,6 +71,9 @@ type PodSetInfo struct {
 	// the whole pod set goes to one node (NodeSelector names it), the
 	// topology scheduling gate.
 	Topology *TopologyInfo
+	// Gang, set when a gang scheduler binds the pods, is what points them
+	// at their pod group.
+	Gang *GangInfo
 }
 
 // TopologyInfo is what the pods of a placed pod set carry.
@@ -103,6 +106,9 @@ func (i *PodSetInfo) Merge(t *corev1.PodTemplateSpec) error {
 	if i.Topology != nil {
 		markTopology(t, i.Name, i.Topology)
 	}
+	if i.Gang != nil {
+		markGang(t, i.Gang)
+	}
 	return nil
 }
 
@@ -113,6 +119,7 @@ func (i *PodSetInfo) Restore(t *corev1.PodTemplateSpec) bool {
 	changed := !equalStringMap(spec.NodeSelector, i.NodeSelector) || !equalTolerations(spec.Tolerations, i.Tolerations)
 	spec.NodeSelector = cloneMap(i.NodeSelector)
 	spec.Tolerations = append([]corev1.Toleration(nil), i.Tolerations...)
+	changed = unmarkGang(t) || changed
 	return unmarkTopology(t) || changed
 }
 

@@ -65,6 +65,9 @@ type Options struct {
 	PodsReady PodsReadyOptions
 	// Clock is the time source; tests inject a fake one.
 	Clock clock.Clock
+	// Gang hands admitted jobs to a gang scheduler; nil hands them to
+	// their pods' scheduler as they are.
+	Gang Gang
 }
 
 // PodsReadyOptions is waitForPodsReady: an admitted job whose pods are not

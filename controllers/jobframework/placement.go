@@ -137,7 +137,7 @@ func sameRequests(a, b []musterv1beta1.PodSet) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Count != b[i].Count ||
+		if a[i].Name != b[i].Name || a[i].Count != b[i].Count || !equalInt32(a[i].MinCount, b[i].MinCount) ||
 			!equality.Semantic.DeepEqual(resourcesOf(&a[i].Template.Spec), resourcesOf(&b[i].Template.Spec)) {
 			return false
 		}
@@ -154,4 +154,8 @@ func resourcesOf(spec *corev1.PodSpec) []corev1.ResourceList {
 		out = append(out, c.Resources.Requests)
 	}
 	return out
+}
+
+func equalInt32(a, b *int32) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

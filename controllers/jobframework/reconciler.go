@@ -108,7 +108,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		switch {
 		case !workload.IsActive(wl):
 			return ctrl.Result{}, r.evictWith(ctx, wl, musterv1beta1.ReasonInactiveWorkload, "The workload was deactivated (spec.active=false)")
-		case !sameAskedRequests(wl.Spec.PodSets, job.PodSets()):
+		case !sameAskedRequests(wl.Spec.PodSets, job.PodSets(), wl.Status.Admission):
 			// Resized while holding quota (parallelism, autoscaling): it
 			// must be admitted again at its new size.
 			return ctrl.Result{}, r.evictWith(ctx, wl, musterv1beta1.ReasonJobChanged, "The job's pods or requests changed after admission")
@@ -249,6 +249,12 @@ func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1b
 	if err != nil {
 		return err
 	}
+	if r.opts.Gang != nil {
+		// The pod groups exist before the job makes its first pod.
+		if err := r.opts.Gang.Start(ctx, job, r.kind.Framework, wl, infos); err != nil {
+			return fmt.Errorf("handing the job to its gang scheduler: %w", err)
+		}
+	}
 	if err := job.RunWithPodSetsInfo(infos); err != nil {
 		if IsPlacementConflict(err) {
 			// Retrying cannot help while the job holds quota it cannot use.
@@ -290,6 +296,9 @@ func (r *Reconciler[T]) suspendAndRestore(ctx context.Context, job GenericJob, w
 	}
 	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
 		return true, r.client.Status().Update(ctx, obj)
+	}
+	if err := r.stopGang(ctx, job, wl); err != nil {
+		return false, err
 	}
 	if job.RestorePodSetsInfo(originalPodSetInfos(wl)) {
 		return true, r.client.Update(ctx, obj)
@@ -351,6 +360,9 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) }); err != nil {
 		return err
 	}
+	if err := r.stopGang(ctx, job, wl); err != nil {
+		return err
+	}
 	if err := r.removeFinalizer(ctx, wl); err != nil {
 		return err
 	}
@@ -378,6 +390,18 @@ func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *mus
 	r.recorder.Eventf(job.Object(), wl, corev1.EventTypeWarning, musterv1beta1.ReasonFailedToStart, "Start", msg)
 	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeWarning, musterv1beta1.ReasonFailedToStart, "Start", msg)
 	log.FromContext(ctx).Info("Finished a workload whose job cannot start", "workload", klog.KObj(wl), "error", cause.Error())
+	return nil
+}
+
+// stopGang deletes the pod groups of a stopped or finished job, under
+// the gang scheduler its pod templates say it was handed to.
+func (r *Reconciler[T]) stopGang(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
+	if r.opts.Gang == nil {
+		return nil
+	}
+	if p := GangProviderOf(job); p != "" {
+		return r.opts.Gang.Stop(ctx, wl, p)
+	}
 	return nil
 }
 

@@ -63,12 +63,12 @@ func (r *Reconciler[T]) overheadOf(ctx context.Context, runtimeClass *string) (c
 // value. Values the Workload filled in from a LimitRange or RuntimeClass are
 // not compared, so editing those while a job runs does not evict it; they
 // apply to the job's next admission.
-func sameAskedRequests(recorded, asked []musterv1beta1.PodSet) bool {
+func sameAskedRequests(recorded, asked []musterv1beta1.PodSet, adm *musterv1beta1.Admission) bool {
 	if len(recorded) != len(asked) {
 		return false
 	}
 	for i := range recorded {
-		if recorded[i].Name != asked[i].Name || recorded[i].Count != asked[i].Count {
+		if recorded[i].Name != asked[i].Name || !sameCount(&recorded[i], asked[i].Count, adm) {
 			return false
 		}
 		own := podrequests.Effective(&asked[i].Template.Spec, nil, nil)
@@ -92,4 +92,21 @@ func containersRecorded(recorded, asked []corev1.Container) bool {
 		}
 	}
 	return true
+}
+
+// sameCount reports whether a job's pod count is the one recorded, or the
+// fewer it was admitted and started with (partial admission).
+func sameCount(recorded *musterv1beta1.PodSet, asked int32, adm *musterv1beta1.Admission) bool {
+	if asked == recorded.Count {
+		return true
+	}
+	if adm == nil {
+		return false
+	}
+	for _, psa := range adm.PodSetAssignments {
+		if psa.Name == recorded.Name && psa.Count != nil {
+			return *psa.Count == asked
+		}
+	}
+	return false
 }

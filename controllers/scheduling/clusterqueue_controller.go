@@ -133,6 +133,8 @@ func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonFlavorNotFound, st.Inactive
 	case st.InactiveBecause == core.TopologyMissing:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonTopologyNotFound, st.Inactive
+	case st.InactiveBecause == core.GangMissing:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonGangSchedulerNotFound, st.Inactive
 	case st.InactiveBecause == core.CohortCycle:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonCohortCycle, "ClusterQueue is inactive: "+st.Inactive
 	case st.InactiveBecause != core.Active:

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
@@ -44,6 +45,9 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 		Cohort:         string(cq.Spec.Cohort),
 		ResourceGroups: toResourceGroups(cq.Spec.ResourceGroups),
 		Weight:         weightOf(cq.Spec.FairSharing),
+	}
+	if g := cq.Spec.GangScheduling; g != nil {
+		out.Gang = string(g.Provider)
 	}
 	if sel := cq.Spec.NamespaceSelector; sel != nil {
 		if s, err := metav1.LabelSelectorAsSelector(sel); err == nil {
@@ -186,6 +190,7 @@ func toWorkloadWith(wl *musterv1beta1.Workload, namespaceLabels map[string]strin
 		cps := core.PodSet{
 			Name:         ps.Name,
 			Count:        ps.Count,
+			MinCount:     ptr.Deref(ps.MinCount, 0),
 			Requests:     core.Requests{},
 			NodeSelector: ps.Template.Spec.NodeSelector,
 			Tolerations:  toTolerations(ps.Template.Spec.Tolerations),

@@ -7,6 +7,8 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
 
 // Options are the component-config switches of the core controllers.
@@ -23,6 +25,8 @@ type Options struct {
 	// holds its room before it evicts anyone.
 	PreemptionDelay time.Duration
 	Clock           clock.Clock
+	// DefaultGang is the gang scheduler of ClusterQueues that name none.
+	DefaultGang musterv1beta1.GangSchedulerProvider
 }
 
 // Setup registers the core controllers and the scheduler on a manager and
@@ -34,6 +38,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state.Cache.SetBlockAdmission(opts.BlockAdmission)
 	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
 	state.requeueByCreation = opts.RequeueByCreation
+	state.defaultGang = opts.DefaultGang
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},

@@ -53,6 +53,9 @@ type State struct {
 	// clusterQueueEvents asks the ClusterQueue controller to refresh a
 	// queue's activity and status (e.g. its flavor appeared).
 	clusterQueueEvents chan event.GenericEvent
+	// defaultGang is the gang scheduler of ClusterQueues that name none
+	// (gangScheduling.provider).
+	defaultGang musterv1beta1.GangSchedulerProvider
 }
 
 // NewState returns an empty state.
@@ -78,7 +81,31 @@ func (s *State) applyCohort(co *musterv1beta1.Cohort) {
 // of its cohort tree get another chance, since a spec change (joining a
 // cohort, lending more) may let them fit.
 func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
-	s.UpsertClusterQueue(toClusterQueue(cq))
+	q := toClusterQueue(cq)
+	if q.Gang == "" {
+		q.Gang = string(s.defaultGang)
+	}
+	if q.Gang == string(musterv1beta1.GangNone) {
+		q.Gang = ""
+	}
+	s.UpsertClusterQueue(q)
+}
+
+// GangsInUse are the gang schedulers some ClusterQueue hands jobs to.
+func (s *State) GangsInUse() []string { return s.Cache.GangsInUse() }
+
+// SetGangServed records whether a gang scheduler's API is served; the
+// queues that hand their jobs to it are refreshed, and get their pending
+// workloads tried again once it is.
+func (s *State) SetGangServed(provider string, served bool, detail string) {
+	changed := s.Cache.SetGangServed(provider, served, detail)
+	if len(changed) == 0 {
+		return
+	}
+	s.refreshClusterQueues(changed...)
+	if served {
+		s.Queues.Unpark(changed...)
+	}
 }
 
 // applyLocalQueue applies a LocalQueue; a resumed one's workloads are

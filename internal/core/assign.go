@@ -27,6 +27,9 @@ type NoFit struct {
 	// its placement on the nodes failed: preemption may free nodes, but
 	// holding quota room for it would not.
 	PlacementOnly bool
+	// Shortfall says how many pods would fit, when fewer than asked would
+	// (or when not even a shrinkable pod set's minimum does).
+	Shortfall *Shortfall
 }
 
 // Reason is why one flavor was rejected. It is formatted only when a
@@ -67,7 +70,7 @@ func (n *NoFit) Message() string {
 		}
 		msg += "; the whole workload needs " + strings.Join(totals, ", ")
 	}
-	return msg
+	return msg + describeShortfall(n.Shortfall)
 }
 
 // FitMode says how a workload fits a flavor, from worst to best.

@@ -32,6 +32,9 @@ type Cache struct {
 	preemptionDelay time.Duration
 	// capacity is the nodes, pods and topologies of topology placement.
 	capacity *capacity
+	// gangMissing names the gang schedulers whose API is not served, with
+	// what is missing.
+	gangMissing map[string]string
 }
 
 type cachedWorkload struct {
@@ -51,6 +54,8 @@ func NewCache() *Cache {
 		usage:     map[string]Usage{},
 		lqStop:    map[string]StopPolicy{},
 		capacity:  newCapacity(),
+
+		gangMissing: map[string]string{},
 	}
 }
 

@@ -84,6 +84,9 @@ const (
 	// TopologyMissing: a flavor it names has a topology that does not
 	// exist, so nothing can be placed on it (Kueue's TopologyNotFound).
 	TopologyMissing
+	// GangMissing: the API of its gang scheduler is not served, so the
+	// jobs it admitted could not be handed over.
+	GangMissing
 )
 
 // inactiveReason says why a queue admits nothing, from its own state (its
@@ -95,10 +98,52 @@ func (c *Cache) inactiveReason(cq *ClusterQueue) (Inactivity, string) {
 	if missing := c.missingTopologies(cq); len(missing) > 0 {
 		return TopologyMissing, fmt.Sprintf("Topology %s not found", strings.Join(missing, ", "))
 	}
+	if detail, missing := c.gangMissing[cq.Gang]; missing && cq.Gang != "" {
+		return GangMissing, detail
+	}
 	if cq.Stop != Running {
 		return Stopped, "ClusterQueue is stopped"
 	}
 	return Active, ""
+}
+
+// GangsInUse are the gang schedulers the queues hand their jobs to.
+func (c *Cache) GangsInUse() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, q := range c.queues {
+		if q.Gang != "" && !slices.Contains(out, q.Gang) {
+			out = append(out, q.Gang)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SetGangServed records whether a gang scheduler's API is served (detail
+// says what is missing when not) and returns the queues that use it, whose
+// status changes.
+func (c *Cache) SetGangServed(gang string, served bool, detail string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	before, wasMissing := c.gangMissing[gang]
+	if served {
+		delete(c.gangMissing, gang)
+	} else {
+		c.gangMissing[gang] = detail
+	}
+	if changed := wasMissing == served || before != detail && !served; !changed {
+		return nil
+	}
+	var out []string
+	for name, q := range c.queues {
+		if q.Gang == gang {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // missingTopologies lists the topologies the queue's flavors name that

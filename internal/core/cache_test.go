@@ -1,6 +1,9 @@
 package core
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func gpuUsage(c *Cache, cq string) int64 {
 	return c.ClusterQueueStatus(cq).Usage[FlavorResource{"a100", "nvidia.com/gpu"}]
@@ -72,6 +75,35 @@ func TestCacheInactiveWithoutFlavor(t *testing.T) {
 		t.Errorf("inactive = %q", st.Inactive)
 	}
 	addFlavor(c)
+	if st := c.ClusterQueueStatus("cq"); st.Inactive != "" {
+		t.Errorf("still inactive: %q", st.Inactive)
+	}
+}
+
+func TestCacheInactiveWithoutGangScheduler(t *testing.T) {
+	cq := gpuQueue("cq", gpus("a100", 8))
+	cq.Gang = "Volcano"
+	other := gpuQueue("other", gpus("a100", 8))
+	c := cacheWith([]*ClusterQueue{cq, other}, "a100")
+	if got := c.SetGangServed("Volcano", false, "PodGroup not served"); !slices.Equal(got, []string{"cq"}) {
+		t.Errorf("changed queues %v, want [cq]", got)
+	}
+	if got := c.SetGangServed("Volcano", false, "PodGroup not served"); got != nil {
+		t.Errorf("unchanged report changed %v", got)
+	}
+	if st := c.ClusterQueueStatus("cq"); st.InactiveBecause != GangMissing || st.Inactive != "PodGroup not served" {
+		t.Errorf("status %v %q", st.InactiveBecause, st.Inactive)
+	}
+	if st := c.ClusterQueueStatus("other"); st.Inactive != "" {
+		t.Errorf("other queue inactive: %q", st.Inactive)
+	}
+	ds := Schedule(c.Snapshot(), map[string][]*Workload{"cq": {gpuWl("w", 0, 0, 1, 1)}})
+	if len(ds) != 1 || ds[0].Admission != nil {
+		t.Fatalf("admitted in a queue without its gang scheduler: %+v", ds)
+	}
+	if got := c.SetGangServed("Volcano", true, ""); !slices.Equal(got, []string{"cq"}) {
+		t.Errorf("changed queues %v, want [cq]", got)
+	}
 	if st := c.ClusterQueueStatus("cq"); st.Inactive != "" {
 		t.Errorf("still inactive: %q", st.Inactive)
 	}

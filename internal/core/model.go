@@ -182,6 +182,10 @@ type ClusterQueue struct {
 	// NamespaceSelector selects the namespaces that may use the queue; nil
 	// selects none.
 	NamespaceSelector Selector
+	// Gang is the gang scheduler its admitted jobs are handed to ("" or
+	// "None": none); a queue whose gang scheduler is not installed admits
+	// nothing.
+	Gang string
 }
 
 // Cohort is a node of the cohort tree: a parent, quota of its own, a weight.
@@ -208,6 +212,9 @@ func (cq *ClusterQueue) flavorNames() []string {
 type PodSet struct {
 	Name  string
 	Count int32
+	// MinCount, when set below Count, is the fewest pods the pod set may
+	// be admitted with (partial admission).
+	MinCount int32
 	// Requests are per pod.
 	Requests     Requests
 	NodeSelector map[string]string
@@ -334,7 +341,7 @@ func (w *Workload) shapeKey() string {
 	}
 	var b strings.Builder
 	for _, ps := range w.PodSets {
-		fmt.Fprintf(&b, "%d|", ps.Count)
+		fmt.Fprintf(&b, "%d/%d|", ps.Count, ps.MinCount)
 		for _, k := range sortedKeys(ps.Requests) {
 			fmt.Fprintf(&b, "%s=%d,", k, ps.Requests[k])
 		}

@@ -125,7 +125,8 @@ func (n *NoFit) equal(o *NoFit) bool {
 	if n == nil || o == nil {
 		return n == o
 	}
-	return n.PodSet == o.PodSet && n.Never == o.Never && slices.Equal(n.Reasons, o.Reasons) && maps.Equal(n.Totals, o.Totals)
+	return n.PodSet == o.PodSet && n.Never == o.Never && slices.Equal(n.Reasons, o.Reasons) && maps.Equal(n.Totals, o.Totals) &&
+		(n.Shortfall == nil) == (o.Shortfall == nil) && (n.Shortfall == nil || *n.Shortfall == *o.Shortfall)
 }
 
 // sameShortfalls reports whether two explanations reject the same flavors
@@ -134,7 +135,8 @@ func (n *NoFit) sameShortfalls(o *NoFit) bool {
 	if n == nil || o == nil {
 		return n == o
 	}
-	if n.PodSet != o.PodSet || n.Never != o.Never || len(n.Reasons) != len(o.Reasons) || len(n.Totals) != len(o.Totals) {
+	if n.PodSet != o.PodSet || n.Never != o.Never || len(n.Reasons) != len(o.Reasons) || len(n.Totals) != len(o.Totals) ||
+		(n.Shortfall == nil) != (o.Shortfall == nil) {
 		return false
 	}
 	for i, r := range n.Reasons {

@@ -212,9 +212,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		}
 		fallthrough
 	case Fit:
-		q.AddUsage(adm.Usage())
-		commitPlacements(s, adm)
-		return Decision{Workload: wl, Admission: adm}, false
+		return c.admit(s, q, wl, adm), false
 	case FitPreempt:
 		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {
 			// Waiting may be enough: what frees in its queue is kept for
@@ -227,17 +225,34 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 			c.holdRoom(q, wl, adm)
 			return d, false
 		}
+		if part, _ := AssignPartial(s, q, wl); part != nil {
+			return c.admit(s, q, wl, part), false
+		}
 		if holdsWithoutVictims(q) && (noFit == nil || !noFit.PlacementOnly) {
 			// No victims, and a borrower that took the room might never
 			// be reclaimable: what is freed in its queue is kept for it.
 			// It is not parked, so it holds the room every cycle.
 			return c.hold(q, wl, adm, Decision{Workload: wl, Pending: Pending{Kind: NoQuota, NoFit: noFit}}), false
 		}
+	case Unfit:
+		if part, _ := AssignPartial(s, q, wl); part != nil {
+			return c.admit(s, q, wl, part), false
+		}
+	}
+	if noFit != nil {
+		noFit.Shortfall = shortfallOf(s, q, wl)
 	}
 	c.block(q, wl)
 	why := Pending{Kind: NoQuota, NoFit: noFit}
 	c.failed[class] = failure{priority: wl.Priority, pending: why}
 	return Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}, false
+}
+
+// admit takes the admission's quota and placements in the snapshot.
+func (c *cycle) admit(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) Decision {
+	q.AddUsage(adm.Usage())
+	commitPlacements(s, adm)
+	return Decision{Workload: wl, Admission: adm}
 }
 
 // preemptionWait is how much longer a workload that fits only by preempting

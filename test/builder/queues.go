@@ -170,3 +170,10 @@ func MakeCohort(name, parent string) *musterv1beta1.Cohort {
 func MakeWorkloadPriorityClass(name string, value int32) *musterv1beta1.WorkloadPriorityClass {
 	return &musterv1beta1.WorkloadPriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
 }
+
+// GangScheduling names the gang scheduler (and its queue) that binds the
+// pods of the jobs the queue admits.
+func (b *ClusterQueueBuilder) GangScheduling(p musterv1beta1.GangSchedulerProvider, queue string) *ClusterQueueBuilder {
+	b.cq.Spec.GangScheduling = &musterv1beta1.GangScheduling{Provider: p, Queue: queue}
+	return b
+}

@@ -185,3 +185,19 @@ func setRequest(spec *corev1.PodSpec, name corev1.ResourceName, q string) {
 		c.Resources.Limits[name] = resource.MustParse(q)
 	}
 }
+
+// Annotation sets an annotation on the Job itself.
+func (b *JobBuilder) Annotation(k, v string) *JobBuilder {
+	if b.job.Annotations == nil {
+		b.job.Annotations = map[string]string{}
+	}
+	b.job.Annotations[k] = v
+	return b
+}
+
+// Indexed makes the Job Indexed with completions equal to its parallelism.
+func (b *JobBuilder) Indexed() *JobBuilder {
+	b.job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	b.job.Spec.Completions = ptr.To(ptr.Deref(b.job.Spec.Parallelism, 1))
+	return b
+}

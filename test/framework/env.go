@@ -38,8 +38,18 @@ type Options struct {
 	// manager the test starts.
 	Webhooks bool
 	// JobCRDs names the job kinds whose CRDs to install, from bin/crds
-	// (`make job-crds`): "pytorchjob", "raycluster".
+	// (`make job-crds`): "pytorchjob", "raycluster"; or others the
+	// Makefile puts there ("volcano", "coscheduling": `make gang-crds`).
 	JobCRDs []string
+	// APIServerArgs are extra kube-apiserver flags, e.g. feature gates.
+	APIServerArgs map[string]string
+}
+
+// WorkloadAPIArgs turn on Kubernetes' gang scheduling API
+// (scheduling.k8s.io/v1beta1 Workload and PodGroup) in the API server.
+var WorkloadAPIArgs = map[string]string{
+	"feature-gates":  "GenericWorkload=true,TopologyAwareWorkloadScheduling=true",
+	"runtime-config": "scheduling.k8s.io/v1beta1=true",
 }
 
 // Env is a running API server with Muster's CRDs installed.
@@ -101,6 +111,9 @@ func Start(opts Options) (*Env, error) {
 	apiServer.Configure().
 		Set("max-requests-inflight", "1000").
 		Set("max-mutating-requests-inflight", "500")
+	for k, v := range opts.APIServerArgs {
+		apiServer.Configure().Set(k, v)
+	}
 	cfg, err := te.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting envtest: %w", err)

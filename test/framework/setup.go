@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,3 +65,6 @@ func (e *Env) NewGPUQueue(t testing.TB, prefix, flavor, gpuQuota string) GPUQueu
 		builder.MakeLocalQueue(q.LocalQueue, ns).ClusterQueue(q.ClusterQueue).Obj())
 	return q
 }
+
+// JobGVK is batch/v1 Job's kind.
+var JobGVK = batchv1.SchemeGroupVersion.WithKind("Job")

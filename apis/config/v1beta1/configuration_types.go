@@ -61,6 +61,30 @@ type Configuration struct {
 	// there), before it evicts anyone: when running workloads finish in
 	// time, nobody's work is thrown away. 0 preempts at once, as Kueue does.
 	PreemptionDelay *metav1.Duration `json:"preemptionDelay,omitempty"`
+
+	// GangScheduling is the gang scheduler admitted jobs are handed to,
+	// unless their ClusterQueue names another (docs/gang-scheduling.md).
+	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`
+}
+
+// GangScheduling configures the hand-off of admitted jobs to a gang
+// scheduler.
+type GangScheduling struct {
+	// Provider is None (the default: pods are bound one by one),
+	// KubeScheduler, Volcano, Coscheduling or KAI.
+	Provider string `json:"provider,omitempty"`
+	// Queue is the gang scheduler's queue (Volcano, KAI) for jobs whose
+	// ClusterQueue and labels name none. Default "default".
+	Queue string `json:"queue,omitempty"`
+	// SchedulerNames overrides, per provider, the schedulerName the pods
+	// get: Volcano "volcano", Coscheduling "scheduler-plugins-scheduler",
+	// KAI "kai-scheduler"; KubeScheduler keeps the pods' own.
+	SchedulerNames map[string]string `json:"schedulerNames,omitempty"`
+	// OperatorPodGroups lists the frameworks (e.g. kubeflow.org/pytorchjob)
+	// whose operator makes the pod group itself (training-operator with
+	// --gang-scheduler-name): Muster then sets the operator's own fields
+	// to the admitted counts instead of creating a second one.
+	OperatorPodGroups []string `json:"operatorPodGroups,omitempty"`
 }
 
 // HealthConfig configures the health probes.

@@ -77,6 +77,40 @@ func SetDefaults(c *Configuration) {
 	if c.PreemptionDelay == nil {
 		c.PreemptionDelay = &metav1.Duration{Duration: DefaultPreemptionDelay}
 	}
+	setGangDefaults(c)
+}
+
+// GangProviders are the gang schedulers a configuration may name, and the
+// schedulerName each gives the pods by default ("" keeps the pods' own).
+var GangProviders = map[string]string{
+	"None":          "",
+	"KubeScheduler": "",
+	"Volcano":       "volcano",
+	"Coscheduling":  "scheduler-plugins-scheduler",
+	"KAI":           "kai-scheduler",
+}
+
+func setGangDefaults(c *Configuration) {
+	if c.GangScheduling == nil {
+		c.GangScheduling = &GangScheduling{}
+	}
+	g := c.GangScheduling
+	if g.Provider == "" {
+		g.Provider = "None"
+	}
+	if g.Queue == "" {
+		g.Queue = "default"
+	}
+	names := map[string]string{}
+	for p, n := range GangProviders {
+		if n != "" {
+			names[p] = n
+		}
+	}
+	for p, n := range g.SchedulerNames {
+		names[p] = n
+	}
+	g.SchedulerNames = names
 }
 
 func setLeaderElectionDefaults(c *Configuration) {

@@ -1,7 +1,11 @@
 package v1beta1
 
 import (
+	"maps"
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 )
@@ -29,6 +33,7 @@ func Validate(c *Configuration) field.ErrorList {
 		}
 	}
 	errs = append(errs, validatePodsReady(c.WaitForPodsReady, field.NewPath("waitForPodsReady"))...)
+	errs = append(errs, validateGang(c.GangScheduling, field.NewPath("gangScheduling"))...)
 	le := c.LeaderElection
 	if *le.LeaderElect && le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
 		errs = append(errs, field.Invalid(field.NewPath("leaderElection", "leaseDuration"), le.LeaseDuration.Duration.String(), "must be greater than renewDeadline"))
@@ -57,6 +62,22 @@ func validatePodsReady(w *WaitForPodsReady, path *field.Path) field.ErrorList {
 	}
 	if rs.BackoffLimitCount != nil && *rs.BackoffLimitCount < 0 {
 		errs = append(errs, field.Invalid(rsPath.Child("backoffLimitCount"), *rs.BackoffLimitCount, "must not be negative"))
+	}
+	return errs
+}
+
+func validateGang(g *GangScheduling, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if _, ok := GangProviders[g.Provider]; !ok {
+		errs = append(errs, field.NotSupported(path.Child("provider"), g.Provider, slices.Sorted(maps.Keys(GangProviders))))
+	}
+	for p, n := range g.SchedulerNames {
+		if _, ok := GangProviders[p]; !ok {
+			errs = append(errs, field.NotSupported(path.Child("schedulerNames").Key(p), p, slices.Sorted(maps.Keys(GangProviders))))
+		}
+		for _, msg := range validation.IsDNS1123Subdomain(n) {
+			errs = append(errs, field.Invalid(path.Child("schedulerNames").Key(p), n, msg))
+		}
 	}
 	return errs
 }

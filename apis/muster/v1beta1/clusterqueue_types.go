@@ -58,6 +58,11 @@ type ClusterQueueSpec struct {
 	// fairSharing sets the queue's weight when fair sharing is enabled.
 	// +optional
 	FairSharing *FairSharing `json:"fairSharing,omitempty"`
+
+	// gangScheduling names the gang scheduler that binds the pods of the
+	// jobs this queue admits, overriding the manager's default.
+	// +optional
+	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`
 }
 
 // QueueingStrategy orders the pending workloads of a ClusterQueue.
@@ -211,6 +216,7 @@ const (
 // +kubebuilder:resource:scope=Cluster,shortName=cq
 // +kubebuilder:printcolumn:name="Cohort",type=string,JSONPath=".spec.cohort"
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=".spec.queueingStrategy",priority=1
+// +kubebuilder:printcolumn:name="Gang",type=string,JSONPath=".spec.gangScheduling.provider",priority=1
 // +kubebuilder:printcolumn:name="Pending",type=integer,JSONPath=".status.pendingWorkloads"
 // +kubebuilder:printcolumn:name="Admitted",type=integer,JSONPath=".status.admittedWorkloads"
 // +kubebuilder:printcolumn:name="Active",type=string,JSONPath=".status.conditions[?(@.type==\"Active\")].status"

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,6 +30,7 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/controllers/scheduling"
@@ -41,7 +43,7 @@ import (
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
-		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme, jobs.AddToScheme,
+		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme, jobs.AddToScheme, gang.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -190,9 +192,13 @@ func metricsOptions(m configv1beta1.MetricsConfig) metricsserver.Options {
 // webhook server started, only once the certificates exist.
 func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Clock) error {
 	jobOpts := jobOptions(cfg, clk)
+	jobOpts.Gang = gang.New(mgr.GetClient(), gang.ConfigFrom(cfg.GangScheduling))
 	setupWebhooks := func() error {
 		if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up webhooks: %w", err)
+		}
+		if err := gang.SetupPodWebhook(mgr); err != nil {
+			return fmt.Errorf("setting up the pod webhook: %w", err)
 		}
 		return jobs.SetupWebhooks(mgr, cfg, jobOpts)
 	}
@@ -207,9 +213,14 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		// Only PodsReady timeouts follow requeuingStrategy.timestamp.
 		RequeueByCreation: ptr.Deref(wfpr.RequeuingStrategy.Timestamp, configv1beta1.EvictionTimestamp) == configv1beta1.CreationTimestamp,
 		Clock:             clk,
+		DefaultGang:       musterv1beta1.GangSchedulerProvider(cfg.GangScheduling.Provider),
 	}
-	if _, err := scheduling.Setup(mgr, coreOpts); err != nil {
+	state, err := scheduling.Setup(mgr, coreOpts)
+	if err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
+	}
+	if err := setupGangChecker(mgr, state); err != nil {
+		return err
 	}
 	if err := jobs.SetupControllers(context.Background(), mgr, cfg, jobOpts); err != nil {
 		return fmt.Errorf("setting up the job integrations: %w", err)
@@ -218,6 +229,17 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		return fmt.Errorf("setting up the topology ungater: %w", err)
 	}
 	return nil
+}
+
+// setupGangChecker has the API server asked, at start and every 5 s,
+// which gang schedulers it serves: a ClusterQueue whose gang scheduler is
+// missing admits nothing (Active=False, GangSchedulerNotFound).
+func setupGangChecker(mgr manager.Manager, state *scheduling.State) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("setting up the gang scheduler check: %w", err)
+	}
+	return mgr.Add(&gang.ServedChecker{Discovery: dc, Sink: state, Interval: 5 * time.Second})
 }
 
 // managedNamespaces is managedJobsNamespaceSelector as a selector (it was

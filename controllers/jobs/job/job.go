@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,6 +37,7 @@ type Job batchv1.Job
 var (
 	_ jobframework.GenericJob         = (*Job)(nil)
 	_ jobframework.JobWithStopCleanup = (*Job)(nil)
+	_ jobframework.JobWithValidation  = (*Job)(nil)
 )
 
 func (j *Job) Object() client.Object { return (*batchv1.Job)(j) }
@@ -55,11 +57,31 @@ func (j *Job) podCount() int32 {
 }
 
 func (j *Job) PodSets() []musterv1beta1.PodSet {
-	return []musterv1beta1.PodSet{{
+	ps := musterv1beta1.PodSet{
 		Name:     "main",
 		Count:    j.podCount(),
 		Template: *j.Spec.Template.DeepCopy(),
-	}}
+	}
+	if n, ok, err := jobframework.MinParallelism(j.Object()); ok && err == nil && n < ps.Count {
+		ps.MinCount = ptr.To(n)
+	}
+	return []musterv1beta1.PodSet{ps}
+}
+
+// ValidateQueued refuses a job-min-parallelism that is not a count of pods
+// the Job could run with.
+func (j *Job) ValidateQueued() field.ErrorList {
+	n, ok, err := jobframework.MinParallelism(j.Object())
+	path := field.NewPath("metadata", "annotations").Key(musterv1beta1.JobMinParallelismAnnotation)
+	switch {
+	case !ok:
+		return nil
+	case err != nil:
+		return field.ErrorList{field.Invalid(path, n, err.Error())}
+	case n > ptr.Deref(j.Spec.Parallelism, 1):
+		return field.ErrorList{field.Invalid(path, n, fmt.Sprintf("must not exceed the parallelism (%d)", ptr.Deref(j.Spec.Parallelism, 1)))}
+	}
+	return nil
 }
 
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
@@ -69,6 +91,7 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	if err := infos[0].Merge(&j.Spec.Template); err != nil {
 		return err
 	}
+	j.setPodCount(infos[0].Count)
 	j.Spec.Suspend = ptr.To(false)
 	return nil
 }
@@ -77,7 +100,26 @@ func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 	if len(infos) != 1 {
 		return false
 	}
-	return infos[0].Restore(&j.Spec.Template)
+	changed := j.setPodCount(infos[0].Count)
+	return infos[0].Restore(&j.Spec.Template) || changed
+}
+
+// setPodCount runs the Job with n pods at once: the admitted count of a
+// partial admission, or the count asked when restored. An Indexed Job
+// whose completions equal its parallelism keeps them equal (an elastic
+// Indexed Job: the API server lets both change together); otherwise the
+// completions stay and fewer pods run them. It reports whether anything
+// changed.
+func (j *Job) setPodCount(n int32) bool {
+	if n <= 0 || n == j.podCount() {
+		return false
+	}
+	if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion &&
+		j.Spec.Completions != nil && *j.Spec.Completions == ptr.Deref(j.Spec.Parallelism, 1) {
+		j.Spec.Completions = ptr.To(n)
+	}
+	j.Spec.Parallelism = ptr.To(n)
+	return true
 }
 
 func (j *Job) Finished() (string, bool, bool) {

@@ -5,6 +5,7 @@ package pytorchjob
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
@@ -38,7 +39,15 @@ var Kind = jobframework.Kind[*kftraining.PyTorchJob]{
 // Job is a PyTorchJob as a GenericJob.
 type Job kftraining.PyTorchJob
 
-var _ jobframework.GenericJob = (*Job)(nil)
+var (
+	_ jobframework.GenericJob         = (*Job)(nil)
+	_ jobframework.JobWithGangMinimum = (*Job)(nil)
+)
+
+// originalMinAvailableAnnotation keeps the runPolicy.schedulingPolicy.
+// minAvailable Muster replaced when it started the job ("" for none), so
+// that stopping the job puts it back.
+const originalMinAvailableAnnotation = "muster.dev/original-min-available"
 
 func (j *Job) Object() client.Object { return (*kftraining.PyTorchJob)(j) }
 
@@ -68,17 +77,83 @@ func (j *Job) PodSets() []musterv1beta1.PodSet {
 	var out []musterv1beta1.PodSet
 	for _, rt := range j.replicaTypes() {
 		spec := j.Spec.PyTorchReplicaSpecs[rt]
-		out = append(out, musterv1beta1.PodSet{
+		ps := musterv1beta1.PodSet{
 			Name:     podSetName(rt),
 			Count:    ptr.Deref(spec.Replicas, 1),
 			Template: *spec.Template.DeepCopy(),
-		})
+		}
+		if min := j.minWorkers(); rt == kftraining.PyTorchJobReplicaTypeWorker && min != nil && *min < ps.Count {
+			ps.MinCount = min
+		}
+		out = append(out, ps)
 	}
 	return out
 }
 
+// minWorkers is the fewest workers an elastic PyTorchJob runs with
+// (elasticPolicy.minReplicas): its worker pod set may be admitted with as
+// few.
+func (j *Job) minWorkers() *int32 {
+	if p := j.Spec.ElasticPolicy; p != nil && p.MinReplicas != nil && *p.MinReplicas >= 1 {
+		return p.MinReplicas
+	}
+	return nil
+}
+
+// setReplicas gives a replica type the admitted count (or back the count
+// asked), reporting whether it changed.
+func setReplicas(spec *kftraining.ReplicaSpec, n int32) bool {
+	if n <= 0 || n == ptr.Deref(spec.Replicas, 1) {
+		return false
+	}
+	spec.Replicas = ptr.To(n)
+	return true
+}
+
+// SetGangMinimum sets runPolicy.schedulingPolicy.minAvailable, which the
+// training operator (--gang-scheduler-name) and KAI's podgrouper make the
+// pod group's minimum from, to the admitted pod count.
+func (j *Job) SetGangMinimum(pods int32) {
+	sp := j.Spec.RunPolicy.SchedulingPolicy
+	if sp == nil {
+		sp = &kftraining.SchedulingPolicy{}
+		j.Spec.RunPolicy.SchedulingPolicy = sp
+	}
+	if _, kept := j.Annotations[originalMinAvailableAnnotation]; !kept {
+		if j.Annotations == nil {
+			j.Annotations = map[string]string{}
+		}
+		j.Annotations[originalMinAvailableAnnotation] = ""
+		if sp.MinAvailable != nil {
+			j.Annotations[originalMinAvailableAnnotation] = strconv.Itoa(int(*sp.MinAvailable))
+		}
+	}
+	sp.MinAvailable = ptr.To(pods)
+}
+
+// restoreGangMinimum puts back the minAvailable SetGangMinimum replaced.
+func (j *Job) restoreGangMinimum() bool {
+	v, kept := j.Annotations[originalMinAvailableAnnotation]
+	if !kept {
+		return false
+	}
+	delete(j.Annotations, originalMinAvailableAnnotation)
+	sp := j.Spec.RunPolicy.SchedulingPolicy
+	if sp == nil {
+		return true
+	}
+	sp.MinAvailable = nil
+	if n, err := strconv.Atoi(v); err == nil {
+		sp.MinAvailable = ptr.To(int32(n))
+	}
+	return true
+}
+
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
-	if err := j.eachPodSet(infos, func(info *jobframework.PodSetInfo, t *corev1.PodTemplateSpec) error { return info.Merge(t) }); err != nil {
+	if err := j.eachPodSet(infos, func(info *jobframework.PodSetInfo, spec *kftraining.ReplicaSpec) error {
+		setReplicas(spec, info.Count)
+		return info.Merge(&spec.Template)
+	}); err != nil {
 		return err
 	}
 	j.Spec.RunPolicy.Suspend = ptr.To(false)
@@ -86,23 +161,24 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 }
 
 func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
-	changed := false
-	_ = j.eachPodSet(infos, func(info *jobframework.PodSetInfo, t *corev1.PodTemplateSpec) error {
-		changed = info.Restore(t) || changed
+	changed := j.restoreGangMinimum()
+	_ = j.eachPodSet(infos, func(info *jobframework.PodSetInfo, spec *kftraining.ReplicaSpec) error {
+		changed = setReplicas(spec, info.Count) || changed
+		changed = info.Restore(&spec.Template) || changed
 		return nil
 	})
 	return changed
 }
 
-// eachPodSet applies f to the pod template of every replica type with its
+// eachPodSet applies f to the replica spec of every replica type with its
 // info, matched by pod set name.
-func (j *Job) eachPodSet(infos []jobframework.PodSetInfo, f func(*jobframework.PodSetInfo, *corev1.PodTemplateSpec) error) error {
+func (j *Job) eachPodSet(infos []jobframework.PodSetInfo, f func(*jobframework.PodSetInfo, *kftraining.ReplicaSpec) error) error {
 	for i := range infos {
 		spec := j.replicaSpec(infos[i].Name)
 		if spec == nil {
 			return fmt.Errorf("PyTorchJob %s has no replica type for pod set %s", j.Name, infos[i].Name)
 		}
-		if err := f(&infos[i], &spec.Template); err != nil {
+		if err := f(&infos[i], spec); err != nil {
 			return err
 		}
 	}

@@ -89,9 +89,35 @@ func (c *Cluster) PodSets() []musterv1beta1.PodSet {
 	out := []musterv1beta1.PodSet{{Name: headPodSet, Count: 1, Template: *c.Spec.HeadGroupSpec.Template.DeepCopy()}}
 	for i := range c.Spec.WorkerGroupSpecs {
 		g := &c.Spec.WorkerGroupSpecs[i]
-		out = append(out, musterv1beta1.PodSet{Name: workerPodSet(g.GroupName), Count: workers(g), Template: *g.Template.DeepCopy()})
+		ps := musterv1beta1.PodSet{Name: workerPodSet(g.GroupName), Count: workers(g), Template: *g.Template.DeepCopy()}
+		if min := ptr.Deref(g.MinReplicas, 0); g.NumOfHosts <= 1 && min >= 1 && min < ps.Count {
+			// A worker group runs with as few as minReplicas workers: it
+			// may be admitted with as few.
+			ps.MinCount = ptr.To(min)
+		}
+		out = append(out, ps)
 	}
 	return out
+}
+
+// setWorkers gives a single-host worker group the admitted count of
+// workers (or back the count asked), reporting whether it changed.
+func setWorkers(g *rayv1.WorkerGroupSpec, n int32) bool {
+	if n <= 0 || g.NumOfHosts > 1 || n == workers(g) {
+		return false
+	}
+	g.Replicas = ptr.To(n)
+	return true
+}
+
+// workerGroup is the worker group of a pod set, or nil.
+func (c *Cluster) workerGroup(podSet string) *rayv1.WorkerGroupSpec {
+	for i := range c.Spec.WorkerGroupSpecs {
+		if workerPodSet(c.Spec.WorkerGroupSpecs[i].GroupName) == podSet {
+			return &c.Spec.WorkerGroupSpecs[i]
+		}
+	}
+	return nil
 }
 
 func (c *Cluster) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
@@ -102,6 +128,9 @@ func (c *Cluster) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 		}
 		if err := infos[i].Merge(spec); err != nil {
 			return err
+		}
+		if g := c.workerGroup(infos[i].Name); g != nil {
+			setWorkers(g, infos[i].Count)
 		}
 	}
 	if c.Annotations == nil {
@@ -119,6 +148,9 @@ func (c *Cluster) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 		if spec := c.podTemplate(infos[i].Name); spec != nil {
 			changed = infos[i].Restore(spec) || changed
 		}
+		if g := c.workerGroup(infos[i].Name); g != nil {
+			changed = setWorkers(g, infos[i].Count) || changed
+		}
 	}
 	return changed
 }
@@ -127,10 +159,8 @@ func (c *Cluster) podTemplate(podSet string) *corev1.PodTemplateSpec {
 	if podSet == headPodSet {
 		return &c.Spec.HeadGroupSpec.Template
 	}
-	for i := range c.Spec.WorkerGroupSpecs {
-		if workerPodSet(c.Spec.WorkerGroupSpecs[i].GroupName) == podSet {
-			return &c.Spec.WorkerGroupSpecs[i].Template
-		}
+	if g := c.workerGroup(podSet); g != nil {
+		return &g.Template
 	}
 	return nil
 }

@@ -1,0 +1,181 @@
+package core
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Partial admission (Kueue's): a pod set with a MinCount may be admitted
+// with fewer pods than it asks, down to MinCount, when all of them do not
+// fit. The counts are searched, not stepped: every pod set that may shrink
+// gives up the same share of what it may give up, and a binary search finds
+// the smallest share that fits, so a 1,000-pod set costs ten assignments.
+// Only counts that fit without preempting are taken: evicting a whole job
+// to run part of another trades work done for work smaller than asked.
+
+// Shrinkable reports whether some pod set of the workload may be admitted
+// with fewer pods than it asks.
+func (w *Workload) Shrinkable() bool {
+	for i := range w.PodSets {
+		if ps := &w.PodSets[i]; ps.MinCount > 0 && ps.MinCount < ps.Count {
+			return true
+		}
+	}
+	return false
+}
+
+// Shortfall is what a NoFit says of a smaller count: how many pods of the
+// pod set would fit now, of how many asked, and the fewest the job allows
+// (Asked when it allows no fewer).
+type Shortfall struct {
+	PodSet           string
+	Fits, Asked, Min int32
+}
+
+// String is the sentence the pending reason ends with.
+func (s Shortfall) String() string {
+	if s.Fits == 0 {
+		if s.Min < s.Asked {
+			return fmt.Sprintf("not even the %d pods pod set %s may start with fit", s.Min, s.PodSet)
+		}
+		return ""
+	}
+	if s.Min < s.Asked {
+		return fmt.Sprintf("%d of the %d pods of pod set %s would fit, fewer than the %d it may start with", s.Fits, s.Asked, s.PodSet, s.Min)
+	}
+	return fmt.Sprintf("%d of the %d pods of pod set %s would fit now, but the job may not start with fewer than all "+
+		"(the job-min-parallelism annotation allows partial admission)", s.Fits, s.Asked, s.PodSet)
+}
+
+// shrinkSteps is the share of the room to shrink every pod set gives up
+// at step k of d: pod set i runs Count - ceil(delta_i * k / d) pods.
+type shrinkSteps struct {
+	full, min []int32
+	d         int32
+}
+
+func newShrinkSteps(wl *Workload, floor func(*PodSet) int32) shrinkSteps {
+	s := shrinkSteps{}
+	for i := range wl.PodSets {
+		ps := &wl.PodSets[i]
+		lo := min(max(floor(ps), 1), ps.Count)
+		s.full = append(s.full, ps.Count)
+		s.min = append(s.min, lo)
+		s.d = max(s.d, ps.Count-lo)
+	}
+	return s
+}
+
+// counts are the pod set counts at step k (0: as asked; d: the minimum).
+func (s shrinkSteps) counts(k int32) []int32 {
+	out := make([]int32, len(s.full))
+	for i := range s.full {
+		delta := int64(s.full[i] - s.min[i])
+		out[i] = s.full[i] - int32((delta*int64(k)+int64(s.d)-1)/int64(s.d))
+	}
+	return out
+}
+
+// withCounts is the workload with other pod set counts: a copy that shares
+// everything else.
+func withCounts(wl *Workload, counts []int32) *Workload {
+	c := *wl
+	c.shape = ""
+	c.PodSets = append([]PodSet(nil), wl.PodSets...)
+	for i := range c.PodSets {
+		c.PodSets[i].Count = counts[i]
+	}
+	return &c
+}
+
+// search finds the smallest step at which the workload fits without
+// preempting, and the admission there; nil when not even the minimum does.
+func (s shrinkSteps) search(snap *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode) {
+	if s.d == 0 {
+		return nil, Unfit
+	}
+	fits := func(k int32) (*Admission, FitMode) {
+		adm, mode, _ := Assign(snap, q, withCounts(wl, s.counts(k)))
+		if mode < FitBorrow {
+			return nil, Unfit
+		}
+		return adm, mode
+	}
+	k := int32(sort.Search(int(s.d), func(i int) bool {
+		_, mode := fits(int32(i) + 1)
+		return mode >= FitBorrow
+	})) + 1
+	if k > s.d {
+		return nil, Unfit
+	}
+	return fits(k)
+}
+
+// AssignPartial is the admission of the most pods, no fewer than each pod
+// set's MinCount, that fits the queue without preempting.
+func AssignPartial(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode) {
+	if !wl.Shrinkable() {
+		return nil, Unfit
+	}
+	steps := newShrinkSteps(wl, func(ps *PodSet) int32 {
+		if ps.MinCount > 0 {
+			return ps.MinCount
+		}
+		return ps.Count
+	})
+	return steps.search(s, q, wl)
+}
+
+// shortfallOf says, for a workload that does not fit, how many pods of its
+// first pod set that could shrink would fit, searching down to one pod
+// (or, for a pod set that may shrink, its minimum): the hint that the job
+// could run smaller, or that even its minimum does not fit. Nil when no
+// pod set has more than one pod.
+func shortfallOf(s *Snapshot, q *QueueSnapshot, wl *Workload) *Shortfall {
+	partial := wl.Shrinkable()
+	steps := newShrinkSteps(wl, func(ps *PodSet) int32 {
+		if partial {
+			return max(ps.MinCount, 1)
+		}
+		return 1
+	})
+	if steps.d == 0 || !partial && len(wl.PodSets) > 1 {
+		// A job of several pod sets that allows no partial admission
+		// gets no hint: which pod set to shrink is the owner's call.
+		return nil
+	}
+	i := firstShrinking(steps)
+	ps := &wl.PodSets[i]
+	sf := &Shortfall{PodSet: ps.Name, Asked: ps.Count, Min: ps.Count}
+	if partial {
+		sf.Min = steps.min[i]
+	}
+	if !partial {
+		// A shrinkable workload got here because its minimum did not fit.
+		if adm, _ := steps.search(s, q, wl); adm != nil {
+			sf.Fits = adm.PodSets[i].Count
+		}
+	}
+	if sf.String() == "" {
+		return nil
+	}
+	return sf
+}
+
+func firstShrinking(s shrinkSteps) int {
+	for i := range s.full {
+		if s.full[i] > s.min[i] {
+			return i
+		}
+	}
+	return 0
+}
+
+// describeShortfall is the hint appended to a NoFit message.
+func describeShortfall(sf *Shortfall) string {
+	if sf == nil {
+		return ""
+	}
+	return "; " + strings.TrimSpace(sf.String())
+}

@@ -1,0 +1,46 @@
+// Package gang tests the hand-off of admitted jobs to gang schedulers on a
+// real API server that serves Kubernetes' Workload API (GenericWorkload)
+// and the Volcano and coscheduling PodGroup CRDs: the exact objects and
+// pod template fields Muster writes for each provider, the pod fields its
+// pod webhook sets, their removal on finish and eviction, and a queue whose
+// gang scheduler is missing. There is no kube-scheduler here (test/e2e
+// binds real pods); pods are created as the Job controller would.
+package gang
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/musterhq/muster/test/framework"
+)
+
+var (
+	env    *framework.Env
+	shared *framework.Manager
+)
+
+func TestMain(m *testing.M) {
+	e, err := framework.Start(framework.Options{
+		Webhooks:      true,
+		JobCRDs:       []string{"pytorchjob", "volcano", "coscheduling"},
+		APIServerArgs: framework.WorkloadAPIArgs,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	env = e
+	if shared, err = env.StartManagerE(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := shared.StopE(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	_ = env.Stop()
+	os.Exit(code)
+}
