@@ -195,8 +195,8 @@ demo-cold: ## The demo on a cluster created from nothing (fresh MUSTER_RUN_DIR, 
 # cluster.
 E2E_TOPOLOGY ?= 2x2x4
 .PHONY: test-e2e
-test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool).
-	TOPOLOGY=$(E2E_TOPOLOGY) hack/cluster.sh up
+test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool and gang schedulers).
+	TOPOLOGY=$(E2E_TOPOLOGY) WORKLOAD_API=1 COSCHEDULING=1 hack/cluster.sh up
 	hack/cluster.sh muster
 	hack/cluster.sh operators
 	go test -tags e2e $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/...

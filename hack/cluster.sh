@@ -33,8 +33,9 @@
 # pool; without TOPOLOGY it leaves a pool that is there (`down` removes
 # every node with etcd). make test-e2e runs `up` with TOPOLOGY=2x2x4.
 #
-# WORKLOAD_API=1 makes `up` serve the upstream Workload API and gang-schedule
-# with the default scheduler: the feature gates GenericWorkload and
+# WORKLOAD_API (default 1; 0 turns it off) makes `up` serve the upstream
+# Workload API and gang-schedule with the default scheduler, so that the
+# demo's cluster and the e2e suite's are the same one: the feature gates GenericWorkload and
 # TopologyAwareWorkloadScheduling on the API server, controller-manager and
 # scheduler (the scheduler then enables its GangScheduling,
 # TopologyPlacementGenerator and PodGroupPodsCount plugins), and
@@ -62,10 +63,10 @@ webhook_port=${WEBHOOK_PORT:-29443}
 probe_port=${MUSTER_PROBE_PORT:-28081}
 metrics_port=${MUSTER_METRICS_PORT:-28080}
 token=muster-local-admin-token
-# WORKLOAD_API=1: the flags of the upstream Workload API (see above).
+# WORKLOAD_API: the flags of the upstream Workload API (see above).
 workload_gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true
 apiserver_flags=() controller_flags=() scheduler_flags=()
-if [[ ${WORKLOAD_API:-} == 1 ]]; then
+if [[ ${WORKLOAD_API:-1} == 1 ]]; then
   apiserver_flags=(--feature-gates "$workload_gates"
     --runtime-config scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true)
   controller_flags=(--feature-gates "$workload_gates")

@@ -13,55 +13,70 @@ import (
 )
 
 // kubeScheduler is Kubernetes' own gang scheduling (GenericWorkload, beta
-// and off by default in 1.37): a scheduling.k8s.io/v1beta1 Workload with a
-// pod group template per pod set, and a PodGroup per pod set whose gang
-// minCount is the admitted count. kube-scheduler holds a group's pods
-// until minCount of them exist and binds them only together. A PodGroup
-// gangs one pod set: a job of several is bound whole per pod set.
+// and off by default in 1.37): a scheduling.k8s.io/v1beta1 Workload with
+// one pod group template and one PodGroup whose gang minCount is all the
+// workload's admitted pods. kube-scheduler holds a group's pods until
+// minCount of them exist and binds them only together. One group for the
+// whole job, not one per pod set: a gang is the pods that name it, and
+// with a group per pod set a PyTorchJob's Master was bound (and ran)
+// without its Workers (test/e2e/gang_test.go).
 type kubeScheduler struct{}
 
+// kubeSchedulerTemplate names the Workload's one pod group template.
+const kubeSchedulerTemplate = "job"
+
 func (kubeScheduler) objects(g *Group) []client.Object {
+	policy := schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: g.Pods()}}
+	constraints := topologyConstraint(g)
 	wl := &schedulingv1beta1.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: g.Workload.Name, Namespace: g.Workload.Namespace},
 		Spec: schedulingv1beta1.WorkloadSpec{
 			ControllerRef: &schedulingv1beta1.TypedLocalObjectReference{APIGroup: g.JobGVK.Group, Kind: g.JobGVK.Kind, Name: g.JobName},
+			PodGroupTemplates: []schedulingv1beta1.PodGroupTemplate{{
+				Name: kubeSchedulerTemplate, SchedulingPolicy: policy, SchedulingConstraints: constraints,
+			}},
 		},
 	}
-	out := []client.Object{wl}
-	for _, ps := range g.PodSets {
-		policy := schedulingv1beta1.PodGroupSchedulingPolicy{Gang: &schedulingv1beta1.GangSchedulingPolicy{MinCount: ps.Count}}
-		var constraints *schedulingv1beta1.PodGroupSchedulingConstraints
-		if ps.TopologyKey != "" {
-			constraints = &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: ps.TopologyKey}}}
-		}
-		wl.Spec.PodGroupTemplates = append(wl.Spec.PodGroupTemplates, schedulingv1beta1.PodGroupTemplate{
-			Name: ps.Name, SchedulingPolicy: policy, SchedulingConstraints: constraints,
-		})
-		out = append(out, &schedulingv1beta1.PodGroup{
-			ObjectMeta: metav1.ObjectMeta{Name: GroupName(g.Workload, ps.Name), Namespace: g.Workload.Namespace},
-			Spec: schedulingv1beta1.PodGroupSpec{
-				WorkloadRef:           &schedulingv1beta1.WorkloadReference{WorkloadName: g.Workload.Name, TemplateName: ps.Name},
-				SchedulingPolicy:      *policy.DeepCopy(),
-				SchedulingConstraints: constraints.DeepCopy(),
-			},
-		})
+	pg := &schedulingv1beta1.PodGroup{
+		ObjectMeta: metav1.ObjectMeta{Name: GroupName(g.Workload, ""), Namespace: g.Workload.Namespace},
+		Spec: schedulingv1beta1.PodGroupSpec{
+			WorkloadRef:           &schedulingv1beta1.WorkloadReference{WorkloadName: g.Workload.Name, TemplateName: kubeSchedulerTemplate},
+			SchedulingPolicy:      *policy.DeepCopy(),
+			SchedulingConstraints: constraints.DeepCopy(),
+		},
 	}
-	return out
+	return []client.Object{wl, pg}
 }
 
-func (kubeScheduler) marks(g *Group, podSet string) *jobframework.GangInfo {
+// topologyConstraint is the level all the workload's pods must share a
+// domain of, when every pod set asks for the same required level; nil
+// otherwise (Muster's own placement keeps each pod set in its domain).
+func topologyConstraint(g *Group) *schedulingv1beta1.PodGroupSchedulingConstraints {
+	key := ""
+	for i, ps := range g.PodSets {
+		if ps.TopologyKey == "" || i > 0 && ps.TopologyKey != key {
+			return nil
+		}
+		key = ps.TopologyKey
+	}
+	if key == "" {
+		return nil
+	}
+	return &schedulingv1beta1.PodGroupSchedulingConstraints{Topology: []schedulingv1beta1.TopologyConstraint{{Key: key}}}
+}
+
+func (kubeScheduler) marks(g *Group, _ string) *jobframework.GangInfo {
 	return &jobframework.GangInfo{
 		Labels:      map[string]string{musterv1beta1.GangProviderLabel: string(musterv1beta1.GangKubeScheduler)},
-		Annotations: map[string]string{musterv1beta1.SchedulingGroupAnnotation: GroupName(g.Workload, podSet)},
+		Annotations: map[string]string{musterv1beta1.SchedulingGroupAnnotation: GroupName(g.Workload, "")},
 	}
 }
 
 func (kubeScheduler) names(wl *musterv1beta1.Workload) []client.Object {
-	out := []client.Object{&schedulingv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: wl.Name}}}
-	for _, ps := range wl.Spec.PodSets {
-		out = append(out, &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: GroupName(wl, ps.Name)}})
+	return []client.Object{
+		&schedulingv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: wl.Name}},
+		&schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: GroupName(wl, "")}},
 	}
-	return out
 }
 
 // withoutTopology is obj without topology constraints when the API server

@@ -266,7 +266,11 @@ func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1b
 	if err := r.client.Update(ctx, obj); err != nil {
 		return err
 	}
-	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStarted, "Start", "Admitted by ClusterQueue %s", wl.Status.Admission.ClusterQueue)
+	msg := fmt.Sprintf("Admitted by ClusterQueue %s", wl.Status.Admission.ClusterQueue)
+	if p := GangProviderOf(job); p != "" {
+		msg += fmt.Sprintf("; its pods are bound by gang scheduler %s", p)
+	}
+	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonStarted, "Start", "%s", msg)
 	log.FromContext(ctx).Info("Started job", "clusterQueue", klog.KRef("", string(wl.Status.Admission.ClusterQueue)))
 	return nil
 }

@@ -48,10 +48,15 @@ func SetDefaults(cfg *configv1beta1.Configuration) {
 	}
 }
 
-// Validate reports the frameworks of a defaulted configuration that no
-// registered kind answers to.
+// Validate reports the frameworks of a defaulted configuration (enabled,
+// or whose operator makes its pod groups) that no registered kind answers
+// to.
 func Validate(cfg *configv1beta1.Configuration) field.ErrorList {
-	return registry.ValidateFrameworks(cfg.Integrations.Frameworks, field.NewPath("integrations", "frameworks"))
+	errs := registry.ValidateFrameworks(cfg.Integrations.Frameworks, field.NewPath("integrations", "frameworks"))
+	if g := cfg.GangScheduling; g != nil {
+		errs = append(errs, registry.ValidateFrameworks(g.OperatorPodGroups, field.NewPath("gangScheduling", "operatorPodGroups"))...)
+	}
+	return errs
 }
 
 // SetupWebhooks registers the webhooks of the enabled kinds.

@@ -14,13 +14,18 @@ import (
 	"path/filepath"
 	"testing"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/musterhq/muster/test/framework"
 )
 
-var c client.Client
+var (
+	c client.Client
+	// restConfig is the cluster's, for clients other than c.
+	restConfig *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	// The cluster of hack/cluster.sh: its run directory is MUSTER_RUN_DIR
@@ -39,6 +44,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cfg.QPS, cfg.Burst = 100, 200
+	restConfig = cfg
 	c, err = client.New(cfg, client.Options{Scheme: framework.NewScheme()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -23,7 +23,7 @@ var (
 func TestMain(m *testing.M) {
 	e, err := framework.Start(framework.Options{
 		Webhooks:      true,
-		JobCRDs:       []string{"pytorchjob", "volcano", "coscheduling"},
+		JobCRDs:       []string{"pytorchjob", "raycluster", "volcano", "coscheduling"},
 		APIServerArgs: framework.WorkloadAPIArgs,
 	})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	. "github.com/onsi/gomega"
+	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -108,5 +109,29 @@ func TestElasticPyTorchJobStartsWithFewerWorkers(t *testing.T) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(pj), &cur)).To(Succeed())
 		g.Expect(cur.Spec.RunPolicy.Suspend).To(Equal(ptr.To(true)))
 		g.Expect(cur.Spec.PyTorchReplicaSpecs[kftraining.PyTorchJobReplicaTypeWorker].Replicas).To(Equal(ptr.To[int32](6)))
+	}).Should(Succeed())
+}
+
+func TestRayClusterWorkerGroupStartsWithFewerWorkers(t *testing.T) {
+	q := newGangQueue(t, musterv1beta1.GangNone, "", "5")
+	rc := MakeRayCluster("ray", q.ns).Queue(q.lq).WorkerGroup("gpu", 6, gpu, "1").Obj()
+	rc.Spec.WorkerGroupSpecs[0].MinReplicas = ptr.To[int32](2)
+	env.CreateAll(t, rc)
+	g := NewWithT(t)
+	var cur rayv1.RayCluster
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(rc), &cur)).To(Succeed())
+		g.Expect(cur.Spec.Suspend).To(Equal(ptr.To(false)))
+	}).Should(Succeed())
+	g.Expect(cur.Spec.WorkerGroupSpecs[0].Replicas).To(Equal(ptr.To[int32](5)), "the head takes no GPU: 5 of 6 workers fit")
+
+	var wls musterv1beta1.WorkloadList
+	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(q.ns))).To(Succeed())
+	g.Expect(wls.Items).To(HaveLen(1))
+	deactivate(t, &wls.Items[0])
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(rc), &cur)).To(Succeed())
+		g.Expect(cur.Spec.Suspend).To(Equal(ptr.To(true)))
+		g.Expect(cur.Spec.WorkerGroupSpecs[0].Replicas).To(Equal(ptr.To[int32](6)))
 	}).Should(Succeed())
 }

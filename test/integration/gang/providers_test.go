@@ -26,7 +26,7 @@ func TestKubeSchedulerWorkloadAndPodGroups(t *testing.T) {
 	q := newGangQueue(t, musterv1beta1.GangKubeScheduler, "", "8")
 	job, wl := startedJob(t, q, "train", 4)
 	g := NewWithT(t)
-	group := gang.GroupName(wl, "main")
+	group := gang.GroupName(wl, "")
 	tpl := job.Spec.Template
 	g.Expect(tpl.Labels).To(HaveKeyWithValue(musterv1beta1.GangProviderLabel, "KubeScheduler"))
 	g.Expect(tpl.Annotations).To(HaveKeyWithValue(musterv1beta1.SchedulingGroupAnnotation, group))
@@ -35,13 +35,13 @@ func TestKubeSchedulerWorkloadAndPodGroups(t *testing.T) {
 	get(t, sw)
 	g.Expect(sw.Spec.ControllerRef).To(Equal(&schedulingv1beta1.TypedLocalObjectReference{APIGroup: "batch", Kind: "Job", Name: "train"}))
 	g.Expect(sw.Spec.PodGroupTemplates).To(HaveLen(1))
-	g.Expect(sw.Spec.PodGroupTemplates[0].Name).To(Equal("main"))
+	g.Expect(sw.Spec.PodGroupTemplates[0].Name).To(Equal("job"))
 	g.Expect(sw.Spec.PodGroupTemplates[0].SchedulingPolicy.Gang).To(Equal(&schedulingv1beta1.GangSchedulingPolicy{MinCount: 4}))
 	ownedBy(g, sw, wl)
 
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: group, Namespace: q.ns}}
 	get(t, pg)
-	g.Expect(pg.Spec.WorkloadRef).To(Equal(&schedulingv1beta1.WorkloadReference{WorkloadName: wl.Name, TemplateName: "main"}))
+	g.Expect(pg.Spec.WorkloadRef).To(Equal(&schedulingv1beta1.WorkloadReference{WorkloadName: wl.Name, TemplateName: "job"}))
 	g.Expect(pg.Spec.SchedulingPolicy.Gang).To(Equal(&schedulingv1beta1.GangSchedulingPolicy{MinCount: 4}))
 	g.Expect(pg.Spec.SchedulingConstraints).To(BeNil())
 	ownedBy(g, pg, wl)

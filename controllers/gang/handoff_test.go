@@ -1,0 +1,86 @@
+package gang
+
+import (
+	"testing"
+
+	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	. "github.com/onsi/gomega"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
+)
+
+// An operator that makes its own pod group (training-operator with
+// --gang-scheduler-name) gets the admitted count in the job's
+// minAvailable, and Muster creates and marks nothing.
+func TestOperatorMadeGroupsGetTheAdmittedCount(t *testing.T) {
+	cases := map[string]struct {
+		provider      musterv1beta1.GangSchedulerProvider
+		operatorKinds []string
+		wantMin       *int32
+		wantGroups    int
+		wantMarks     bool
+	}{
+		"Volcano, the operator makes it": {provider: musterv1beta1.GangVolcano, operatorKinds: []string{"kubeflow.org/pytorchjob"}, wantMin: ptr.To[int32](5)},
+		"Volcano, Muster makes it":       {provider: musterv1beta1.GangVolcano, wantGroups: 1, wantMarks: true},
+		"KAI reads minAvailable":         {provider: musterv1beta1.GangKAI, wantMin: ptr.To[int32](5), wantMarks: true},
+		"KubeScheduler ignores operators": {provider: musterv1beta1.GangKubeScheduler, operatorKinds: []string{"kubeflow.org/pytorchjob"},
+			wantGroups: 1, wantMarks: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			s := runtime.NewScheme()
+			g.Expect(musterv1beta1.AddToScheme(s)).To(Succeed())
+			g.Expect(kftraining.AddToScheme(s)).To(Succeed())
+			g.Expect(AddToScheme(s)).To(Succeed())
+			g.Expect(schedulingAddToScheme(s)).To(Succeed())
+			cq := &musterv1beta1.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"},
+				Spec: musterv1beta1.ClusterQueueSpec{GangScheduling: &musterv1beta1.GangScheduling{Provider: tc.provider}}}
+			c := fake.NewClientBuilder().WithScheme(s).WithObjects(cq).Build()
+			h := New(c, Config{Queue: "default", SchedulerNames: map[string]string{"Volcano": "volcano", "KAI": "kai-scheduler"}, OperatorPodGroups: tc.operatorKinds})
+
+			pj := &kftraining.PyTorchJob{ObjectMeta: metav1.ObjectMeta{Name: "ddp", Namespace: "ns"},
+				Spec: kftraining.PyTorchJobSpec{PyTorchReplicaSpecs: map[kftraining.ReplicaType]*kftraining.ReplicaSpec{
+					kftraining.PyTorchJobReplicaTypeMaster: {Replicas: ptr.To[int32](1)},
+					kftraining.PyTorchJobReplicaTypeWorker: {Replicas: ptr.To[int32](4)}}}}
+			wl := &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "pytorchjob-ddp-1", Namespace: "ns", UID: "w"},
+				Status: musterv1beta1.WorkloadStatus{Admission: &musterv1beta1.Admission{ClusterQueue: "cq",
+					PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "master", Count: ptr.To[int32](1)}, {Name: "worker", Count: ptr.To[int32](4)}}}}}
+			infos := []jobframework.PodSetInfo{{Name: "master", Count: 1}, {Name: "worker", Count: 4}}
+			g.Expect(h.Start(t.Context(), pytorchjob.Kind.Adapt(pj), "kubeflow.org/pytorchjob", wl, infos)).To(Succeed())
+
+			var min *int32
+			if sp := pj.Spec.RunPolicy.SchedulingPolicy; sp != nil {
+				min = sp.MinAvailable
+			}
+			g.Expect(min).To(Equal(tc.wantMin))
+			var vpgs volcanov1beta1.PodGroupList
+			g.Expect(c.List(t.Context(), &vpgs)).To(Succeed())
+			groups := len(vpgs.Items)
+			if tc.provider == musterv1beta1.GangKubeScheduler {
+				groups = countKubeGroups(t, c)
+			}
+			g.Expect(groups).To(Equal(tc.wantGroups))
+			g.Expect(infos[1].Gang != nil).To(Equal(tc.wantMarks))
+		})
+	}
+}
+
+func schedulingAddToScheme(s *runtime.Scheme) error { return schedulingv1beta1.AddToScheme(s) }
+
+func countKubeGroups(t *testing.T, c client.Client) int {
+	var l schedulingv1beta1.PodGroupList
+	if err := c.List(t.Context(), &l); err != nil {
+		t.Fatal(err)
+	}
+	return len(l.Items)
+}
