@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,12 +155,18 @@ func (h *HandOff) Start(ctx context.Context, job jobframework.GenericJob, framew
 	if err != nil {
 		return err
 	}
-	if m, ok := job.(jobframework.JobWithGangMinimum); ok && (name == musterv1beta1.GangKAI || h.operatorMakesGroups(framework, name)) {
+	operatorMade := h.operatorMakesGroups(framework, name)
+	if m, ok := job.(jobframework.JobWithGangMinimum); ok && (name == musterv1beta1.GangKAI || operatorMade) {
 		// The operator (or KAI's podgrouper) makes the group from the job.
-		m.SetGangMinimum(g.Pods())
-		if name != musterv1beta1.GangKAI {
-			return nil
+		queue := ""
+		if name == musterv1beta1.GangVolcano {
+			queue = g.Queue
 		}
+		m.SetGangMinimum(g.Pods(), queue)
+	}
+	if operatorMade {
+		// Its operator makes the group and points the pods at it.
+		return nil
 	}
 	for _, obj := range p.objects(g) {
 		if err := h.ensure(ctx, wl, obj); err != nil {
@@ -261,17 +268,32 @@ func (h *HandOff) ensure(ctx context.Context, wl *musterv1beta1.Workload, obj cl
 	}
 	if !metav1IsOwnedBy(old, wl) || !old.GetDeletionTimestamp().IsZero() {
 		// Another workload's (a job deleted and created again under the
-		// same name), or going: it must go before this one can be made.
+		// same name), or going (kube-apiserver's podgroup-protection
+		// finalizer holds a PodGroup until its pods are gone): it must go
+		// before this one can be made.
 		if err := client.IgnoreNotFound(h.client.Delete(ctx, old)); err != nil {
 			return err
 		}
-		return fmt.Errorf("%s %s of an earlier workload is being deleted", kindOf(obj), obj.GetName())
+		return &jobframework.RetryAfterError{After: 2 * time.Second,
+			Reason: fmt.Sprintf("%s %s of an earlier admission is being deleted", kindOf(obj), obj.GetName())}
 	}
 	return h.updateCounts(ctx, old, obj)
 }
 
-// Stop implements jobframework.Gang.
+// Stop implements jobframework.Gang. With no provider (the job was not
+// marked: stopped before it started, or its start failed) it is the
+// admitting ClusterQueue's.
 func (h *HandOff) Stop(ctx context.Context, wl *musterv1beta1.Workload, name musterv1beta1.GangSchedulerProvider) error {
+	if name == "" {
+		if wl.Status.Admission == nil {
+			return nil
+		}
+		cq := &musterv1beta1.ClusterQueue{}
+		if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		name = h.providerFor(cq)
+	}
 	p := providerOf(name)
 	if p == nil {
 		return nil

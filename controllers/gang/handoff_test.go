@@ -1,13 +1,16 @@
 package gang
 
 import (
+	"errors"
 	"testing"
 
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -15,6 +18,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
+	jobpkg "github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 )
 
@@ -84,3 +88,43 @@ func countKubeGroups(t *testing.T, c client.Client) int {
 	}
 	return len(l.Items)
 }
+
+// A start that runs again (a conflict, a restart before the job was
+// unsuspended) finds its pod group: one of this workload is brought to its
+// counts, one of another workload (a job of the same name, deleted) is
+// deleted and the start waits for it to go.
+func TestStartAgainFindsItsPodGroup(t *testing.T) {
+	g := NewWithT(t)
+	s := runtime.NewScheme()
+	g.Expect(musterv1beta1.AddToScheme(s)).To(Succeed())
+	g.Expect(AddToScheme(s)).To(Succeed())
+	g.Expect(batchAddToScheme(s)).To(Succeed())
+	cq := &musterv1beta1.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"},
+		Spec: musterv1beta1.ClusterQueueSpec{GangScheduling: &musterv1beta1.GangScheduling{Provider: musterv1beta1.GangVolcano}}}
+	wl := &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-train-1", Namespace: "ns", UID: "this"},
+		Status: musterv1beta1.WorkloadStatus{Admission: &musterv1beta1.Admission{ClusterQueue: "cq",
+			PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "main", Count: ptr.To[int32](4)}}}}}
+	stale := func(owner string) *volcanov1beta1.PodGroup {
+		return &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "job-train-1", Namespace: "ns",
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "muster.dev/v1beta1", Kind: "Workload", Name: "job-train-1", UID: types.UID(owner)}}},
+			Spec: volcanov1beta1.PodGroupSpec{MinMember: 2}}
+	}
+	job := func() jobframework.GenericJob {
+		return jobpkg.Kind.Adapt(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "ns"}})
+	}
+	infos := []jobframework.PodSetInfo{{Name: "main", Count: 4}}
+
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(cq, stale("this")).Build()
+	g.Expect(New(c, Config{}).Start(t.Context(), job(), "batch/job", wl, infos)).To(Succeed())
+	var pg volcanov1beta1.PodGroup
+	g.Expect(c.Get(t.Context(), client.ObjectKey{Namespace: "ns", Name: "job-train-1"}, &pg)).To(Succeed())
+	g.Expect(pg.Spec.MinMember).To(Equal(int32(4)), "brought to this admission's count")
+
+	c = fake.NewClientBuilder().WithScheme(s).WithObjects(cq, stale("earlier")).Build()
+	err := New(c, Config{}).Start(t.Context(), job(), "batch/job", wl, infos)
+	var wait *jobframework.RetryAfterError
+	g.Expect(errors.As(err, &wait)).To(BeTrue(), "got %v", err)
+	g.Expect(c.Get(t.Context(), client.ObjectKey{Namespace: "ns", Name: "job-train-1"}, &pg)).NotTo(Succeed(), "the earlier one is deleted")
+}
+
+func batchAddToScheme(s *runtime.Scheme) error { return batchv1.AddToScheme(s) }

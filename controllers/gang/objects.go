@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -30,10 +31,27 @@ func metav1IsOwnedBy(obj client.Object, wl *musterv1beta1.Workload) bool {
 // same workload to this one: its spec replaced (only counts can differ;
 // the immutable fields are the same), its metadata kept.
 func (h *HandOff) updateCounts(ctx context.Context, old, want client.Object) error {
+	keepConstraints(old, want)
 	want.SetResourceVersion(old.GetResourceVersion())
 	want.SetFinalizers(old.GetFinalizers())
 	want.SetLabels(old.GetLabels())
 	want.SetAnnotations(old.GetAnnotations())
 	want.SetOwnerReferences(old.GetOwnerReferences())
 	return h.client.Update(ctx, want)
+}
+
+// keepConstraints gives want the immutable topology constraints old was
+// created with (none, when the API server refused them).
+func keepConstraints(old, want client.Object) {
+	switch w := want.(type) {
+	case *schedulingv1beta1.PodGroup:
+		w.Spec.SchedulingConstraints = old.(*schedulingv1beta1.PodGroup).Spec.SchedulingConstraints
+	case *schedulingv1beta1.Workload:
+		o := old.(*schedulingv1beta1.Workload)
+		for i := range w.Spec.PodGroupTemplates {
+			if i < len(o.Spec.PodGroupTemplates) {
+				w.Spec.PodGroupTemplates[i].SchedulingConstraints = o.Spec.PodGroupTemplates[i].SchedulingConstraints
+			}
+		}
+	}
 }

@@ -53,7 +53,7 @@ type ServedChecker struct {
 func (c *ServedChecker) Start(ctx context.Context) error {
 	t := time.NewTicker(c.Interval)
 	defer t.Stop()
-	c.check(ctx, slices.Sorted(maps.Keys(APIs)))
+	c.CheckAll(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -69,6 +69,9 @@ func (c *ServedChecker) Start(ctx context.Context) error {
 		c.check(ctx, inUse)
 	}
 }
+
+// CheckAll asks about every gang scheduler once.
+func (c *ServedChecker) CheckAll(ctx context.Context) { c.check(ctx, slices.Sorted(maps.Keys(APIs))) }
 
 func (c *ServedChecker) check(ctx context.Context, providers []musterv1beta1.GangSchedulerProvider) {
 	for _, p := range providers {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,8 +33,20 @@ type Gang interface {
 // PyTorchJob's runPolicy.schedulingPolicy.minAvailable: Muster sets it to
 // the admitted pod count instead of creating a pod group itself.
 type JobWithGangMinimum interface {
-	SetGangMinimum(pods int32)
+	// SetGangMinimum sets the group's minimum (and, when not "", the gang
+	// scheduler's queue, unless the job names one).
+	SetGangMinimum(pods int32, queue string)
 }
+
+// RetryAfterError is a start that must wait (a pod group of an earlier
+// admission still being deleted): the job is looked at again after After,
+// without the error backoff.
+type RetryAfterError struct {
+	After  time.Duration
+	Reason string
+}
+
+func (e *RetryAfterError) Error() string { return e.Reason }
 
 // GangInfo is what a gang scheduler needs on a pod set's pods: labels and
 // annotations added to the pod template (a key the template already has
@@ -54,8 +67,10 @@ func GangProviderOf(job GenericJob) musterv1beta1.GangSchedulerProvider {
 }
 
 // markGang adds the gang marks a template lacks and records which it
-// added, so that unmarkGang removes only those.
+// added, so that unmarkGang removes only those. Marks of an earlier start
+// (a job re-applied from its own YAML) are dropped first.
 func markGang(t *corev1.PodTemplateSpec, g *GangInfo) {
+	unmarkGang(t)
 	var added []string
 	add := func(m *map[string]string, prefix string, kv map[string]string) {
 		for _, k := range slices.Sorted(maps.Keys(kv)) {
@@ -111,4 +126,75 @@ func MinParallelism(obj client.Object) (n int32, ok bool, err error) {
 		return 0, true, fmt.Errorf("must be a positive integer, not %q", v)
 	}
 	return int32(i), true, nil
+}
+
+// OriginalCountsAnnotation keeps, on a job started with fewer pods than it
+// asks (partial admission), the count fields Muster changed, so that
+// stopping the job puts back exactly those and leaves a count the user
+// changed since alone: "<field>=<value>,..." ("" for unset).
+const OriginalCountsAnnotation = "muster.dev/original-counts"
+
+// SetCount sets a count field of a job to n, remembering the value it
+// replaced the first time.
+func SetCount(obj client.Object, field string, p **int32, n int32) {
+	counts := parseCounts(obj.GetAnnotations()[OriginalCountsAnnotation])
+	if _, kept := counts[field]; !kept {
+		counts[field] = ""
+		if *p != nil {
+			counts[field] = strconv.Itoa(int(**p))
+		}
+		setAnnotation(obj, OriginalCountsAnnotation, formatCounts(counts))
+	}
+	*p = &n
+}
+
+// RestoreCount puts back a count field SetCount changed, reporting whether
+// it did.
+func RestoreCount(obj client.Object, field string, p **int32) bool {
+	counts := parseCounts(obj.GetAnnotations()[OriginalCountsAnnotation])
+	v, kept := counts[field]
+	if !kept {
+		return false
+	}
+	*p = nil
+	if n, err := strconv.Atoi(v); err == nil {
+		m := int32(n)
+		*p = &m
+	}
+	delete(counts, field)
+	if len(counts) == 0 {
+		a := obj.GetAnnotations()
+		delete(a, OriginalCountsAnnotation)
+		obj.SetAnnotations(a)
+	} else {
+		setAnnotation(obj, OriginalCountsAnnotation, formatCounts(counts))
+	}
+	return true
+}
+
+func parseCounts(s string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func formatCounts(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func setAnnotation(obj client.Object, k, v string) {
+	a := obj.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[k] = v
+	obj.SetAnnotations(a)
 }

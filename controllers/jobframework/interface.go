@@ -108,6 +108,8 @@ func (i *PodSetInfo) Merge(t *corev1.PodTemplateSpec) error {
 	}
 	if i.Gang != nil {
 		markGang(t, i.Gang)
+	} else {
+		unmarkGang(t)
 	}
 	return nil
 }

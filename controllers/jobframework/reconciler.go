@@ -2,6 +2,7 @@ package jobframework
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -118,7 +119,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, r.stop(ctx, job, wl)
 	}
 	if job.IsSuspended() {
-		return ctrl.Result{}, r.start(ctx, job, wl)
+		return r.startOrRetry(ctx, job, wl)
 	}
 	return r.watchPodsReady(ctx, job, wl)
 }
@@ -243,6 +244,23 @@ func (r *Reconciler[T]) syncWorkload(ctx context.Context, job GenericJob, wl *mu
 	return true, nil
 }
 
+// startOrRetry starts the job, or looks again later when its start must
+// wait, or evicts it when its gang scheduler's API is gone (the queue is
+// inactive meanwhile, and admits it again once the API is back).
+func (r *Reconciler[T]) startOrRetry(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) (ctrl.Result, error) {
+	err := r.start(ctx, job, wl)
+	var wait *RetryAfterError
+	switch {
+	case errors.As(err, &wait):
+		log.FromContext(ctx).V(2).Info("Start waits", "reason", wait.Reason, "after", wait.After)
+		return ctrl.Result{RequeueAfter: wait.After}, nil
+	case meta.IsNoMatchError(err):
+		return ctrl.Result{}, r.evictWith(ctx, wl, musterv1beta1.ReasonGangSchedulerNotFound,
+			fmt.Sprintf("The job could not be handed to its gang scheduler: %v", err))
+	}
+	return ctrl.Result{}, err
+}
+
 // start injects the admitted flavors' placement and unsuspends the job.
 func (r *Reconciler[T]) start(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
 	infos, err := r.admittedPodSetInfos(ctx, wl)
@@ -360,11 +378,13 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 	if !succeeded {
 		reason = musterv1beta1.ReasonFailed
 	}
-	now := r.opts.Clock.Now()
-	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) }); err != nil {
+	// The pod groups go first: once the workload is Finished, nothing
+	// here looks at it again.
+	if err := r.stopGang(ctx, job, wl); err != nil {
 		return err
 	}
-	if err := r.stopGang(ctx, job, wl); err != nil {
+	now := r.opts.Clock.Now()
+	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) }); err != nil {
 		return err
 	}
 	if err := r.removeFinalizer(ctx, wl); err != nil {
@@ -382,6 +402,9 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 // FailedToStart, which releases its quota, and the job stays suspended.
 func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload, cause error) error {
 	msg := fmt.Sprintf("The job cannot start in ClusterQueue %s: %v", wl.Status.Admission.ClusterQueue, cause)
+	if err := r.stopGang(ctx, job, wl); err != nil {
+		return err
+	}
 	now := r.opts.Clock.Now()
 	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
 		return workload.Finish(wl, musterv1beta1.ReasonFailedToStart, msg, now)
@@ -403,10 +426,7 @@ func (r *Reconciler[T]) stopGang(ctx context.Context, job GenericJob, wl *muster
 	if r.opts.Gang == nil {
 		return nil
 	}
-	if p := GangProviderOf(job); p != "" {
-		return r.opts.Gang.Stop(ctx, wl, p)
-	}
-	return nil
+	return r.opts.Gang.Stop(ctx, wl, GangProviderOf(job))
 }
 
 // requeue releases an evicted workload's quota: its job is stopped, so the

@@ -225,8 +225,8 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 			c.holdRoom(q, wl, adm)
 			return d, false
 		}
-		if part, _ := AssignPartial(s, q, wl); part != nil {
-			return c.admit(s, q, wl, part), false
+		if part, partMode := AssignPartial(s, q, wl); part != nil {
+			return c.admitPartial(s, q, wl, part, partMode, deferBorrowing)
 		}
 		if holdsWithoutVictims(q) && (noFit == nil || !noFit.PlacementOnly) {
 			// No victims, and a borrower that took the room might never
@@ -235,8 +235,8 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 			return c.hold(q, wl, adm, Decision{Workload: wl, Pending: Pending{Kind: NoQuota, NoFit: noFit}}), false
 		}
 	case Unfit:
-		if part, _ := AssignPartial(s, q, wl); part != nil {
-			return c.admit(s, q, wl, part), false
+		if part, partMode := AssignPartial(s, q, wl); part != nil {
+			return c.admitPartial(s, q, wl, part, partMode, deferBorrowing)
 		}
 	}
 	if noFit != nil {
@@ -253,6 +253,15 @@ func (c *cycle) admit(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admissio
 	q.AddUsage(adm.Usage())
 	commitPlacements(s, adm)
 	return Decision{Workload: wl, Admission: adm}
+}
+
+// admitPartial admits a workload with fewer pods than it asks; one that
+// fits so only by borrowing waits for the second pass like any other.
+func (c *cycle) admitPartial(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission, mode FitMode, deferBorrowing bool) (Decision, bool) {
+	if mode == FitBorrow && deferBorrowing {
+		return Decision{}, true
+	}
+	return c.admit(s, q, wl, adm), false
 }
 
 // preemptionWait is how much longer a workload that fits only by preempting

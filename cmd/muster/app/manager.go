@@ -239,7 +239,12 @@ func setupGangChecker(mgr manager.Manager, state *scheduling.State) error {
 	if err != nil {
 		return fmt.Errorf("setting up the gang scheduler check: %w", err)
 	}
-	return mgr.Add(&gang.ServedChecker{Discovery: dc, Sink: state, Interval: 5 * time.Second})
+	checker := &gang.ServedChecker{Discovery: dc, Sink: state, Interval: 5 * time.Second}
+	// Known before any ClusterQueue is applied: a queue is never shown
+	// active, nor admits, for a moment after a restart because its gang
+	// scheduler's API has not been asked about yet.
+	checker.CheckAll(context.Background())
+	return mgr.Add(checker)
 }
 
 // managedNamespaces is managedJobsNamespaceSelector as a selector (it was

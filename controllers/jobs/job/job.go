@@ -91,7 +91,7 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	if err := infos[0].Merge(&j.Spec.Template); err != nil {
 		return err
 	}
-	j.setPodCount(infos[0].Count)
+	j.startWith(infos[0].Count)
 	j.Spec.Suspend = ptr.To(false)
 	return nil
 }
@@ -100,26 +100,34 @@ func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 	if len(infos) != 1 {
 		return false
 	}
-	changed := j.setPodCount(infos[0].Count)
+	changed := jobframework.RestoreCount(j.Object(), "parallelism", &j.Spec.Parallelism)
+	changed = jobframework.RestoreCount(j.Object(), "completions", &j.Spec.Completions) || changed
 	return infos[0].Restore(&j.Spec.Template) || changed
 }
 
-// setPodCount runs the Job with n pods at once: the admitted count of a
-// partial admission, or the count asked when restored. An Indexed Job
-// whose completions equal its parallelism keeps them equal (an elastic
-// Indexed Job: the API server lets both change together); otherwise the
-// completions stay and fewer pods run them. It reports whether anything
-// changed.
-func (j *Job) setPodCount(n int32) bool {
+// completionsFollowParallelismAnnotation (or Kueue's spelling) says that
+// an Indexed Job's completions are its parallelism: a partial admission
+// scales both. Without it the completions stay, run by fewer pods at once:
+// an index is work, and dropping some would finish the Job with it undone.
+const completionsFollowParallelismAnnotation = "muster.dev/job-completions-equal-parallelism"
+
+// startWith runs the Job with n pods at once when admitted with fewer than
+// it asks (partial admission); SetCount remembers what it replaced.
+func (j *Job) startWith(n int32) {
 	if n <= 0 || n == j.podCount() {
-		return false
+		return
 	}
-	if j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion &&
-		j.Spec.Completions != nil && *j.Spec.Completions == ptr.Deref(j.Spec.Parallelism, 1) {
-		j.Spec.Completions = ptr.To(n)
+	if j.completionsFollowParallelism() {
+		jobframework.SetCount(j.Object(), "completions", &j.Spec.Completions, n)
 	}
-	j.Spec.Parallelism = ptr.To(n)
-	return true
+	jobframework.SetCount(j.Object(), "parallelism", &j.Spec.Parallelism, n)
+}
+
+func (j *Job) completionsFollowParallelism() bool {
+	on := j.Annotations[completionsFollowParallelismAnnotation] == "true" ||
+		j.Annotations[musterv1beta1.KueuePrefix+"job-completions-equal-parallelism"] == "true"
+	return on && j.Spec.CompletionMode != nil && *j.Spec.CompletionMode == batchv1.IndexedCompletion &&
+		j.Spec.Completions != nil && *j.Spec.Completions == ptr.Deref(j.Spec.Parallelism, 1)
 }
 
 func (j *Job) Finished() (string, bool, bool) {

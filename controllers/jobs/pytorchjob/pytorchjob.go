@@ -100,20 +100,23 @@ func (j *Job) minWorkers() *int32 {
 	return nil
 }
 
-// setReplicas gives a replica type the admitted count (or back the count
-// asked), reporting whether it changed.
-func setReplicas(spec *kftraining.ReplicaSpec, n int32) bool {
-	if n <= 0 || n == ptr.Deref(spec.Replicas, 1) {
-		return false
+// startWith gives a replica type the admitted count, when fewer than it
+// asks (partial admission); SetCount remembers what it replaced.
+func (j *Job) startWith(podSet string, spec *kftraining.ReplicaSpec, n int32) {
+	if n > 0 && n != ptr.Deref(spec.Replicas, 1) {
+		jobframework.SetCount(j.Object(), podSet, &spec.Replicas, n)
 	}
-	spec.Replicas = ptr.To(n)
-	return true
 }
+
+// setGangQueueAnnotation marks a runPolicy.schedulingPolicy.queue Muster
+// set (the job named none), so that stopping the job clears it.
+const setGangQueueAnnotation = "muster.dev/set-gang-queue"
 
 // SetGangMinimum sets runPolicy.schedulingPolicy.minAvailable, which the
 // training operator (--gang-scheduler-name) and KAI's podgrouper make the
-// pod group's minimum from, to the admitted pod count.
-func (j *Job) SetGangMinimum(pods int32) {
+// pod group's minimum from, to the admitted pod count; and its queue (the
+// Volcano queue the operator's PodGroup goes to) when the job names none.
+func (j *Job) SetGangMinimum(pods int32, queue string) {
 	sp := j.Spec.RunPolicy.SchedulingPolicy
 	if sp == nil {
 		sp = &kftraining.SchedulingPolicy{}
@@ -129,6 +132,10 @@ func (j *Job) SetGangMinimum(pods int32) {
 		}
 	}
 	sp.MinAvailable = ptr.To(pods)
+	if queue != "" && sp.Queue == "" {
+		sp.Queue = queue
+		j.Annotations[setGangQueueAnnotation] = "true"
+	}
 }
 
 // restoreGangMinimum puts back the minAvailable SetGangMinimum replaced.
@@ -142,6 +149,10 @@ func (j *Job) restoreGangMinimum() bool {
 	if sp == nil {
 		return true
 	}
+	if _, set := j.Annotations[setGangQueueAnnotation]; set {
+		sp.Queue = ""
+		delete(j.Annotations, setGangQueueAnnotation)
+	}
 	sp.MinAvailable = nil
 	if n, err := strconv.Atoi(v); err == nil {
 		sp.MinAvailable = ptr.To(int32(n))
@@ -151,7 +162,7 @@ func (j *Job) restoreGangMinimum() bool {
 
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	if err := j.eachPodSet(infos, func(info *jobframework.PodSetInfo, spec *kftraining.ReplicaSpec) error {
-		setReplicas(spec, info.Count)
+		j.startWith(info.Name, spec, info.Count)
 		return info.Merge(&spec.Template)
 	}); err != nil {
 		return err
@@ -163,7 +174,7 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 func (j *Job) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 	changed := j.restoreGangMinimum()
 	_ = j.eachPodSet(infos, func(info *jobframework.PodSetInfo, spec *kftraining.ReplicaSpec) error {
-		changed = setReplicas(spec, info.Count) || changed
+		changed = jobframework.RestoreCount(j.Object(), info.Name, &spec.Replicas) || changed
 		changed = info.Restore(&spec.Template) || changed
 		return nil
 	})

@@ -100,14 +100,13 @@ func (c *Cluster) PodSets() []musterv1beta1.PodSet {
 	return out
 }
 
-// setWorkers gives a single-host worker group the admitted count of
-// workers (or back the count asked), reporting whether it changed.
-func setWorkers(g *rayv1.WorkerGroupSpec, n int32) bool {
-	if n <= 0 || g.NumOfHosts > 1 || n == workers(g) {
-		return false
+// startWith gives a single-host worker group the admitted count of
+// workers, when fewer than it asks (partial admission); SetCount
+// remembers what it replaced.
+func (c *Cluster) startWith(podSet string, g *rayv1.WorkerGroupSpec, n int32) {
+	if n > 0 && g.NumOfHosts <= 1 && n != workers(g) {
+		jobframework.SetCount(c.Object(), podSet, &g.Replicas, n)
 	}
-	g.Replicas = ptr.To(n)
-	return true
 }
 
 // workerGroup is the worker group of a pod set, or nil.
@@ -130,7 +129,7 @@ func (c *Cluster) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 			return err
 		}
 		if g := c.workerGroup(infos[i].Name); g != nil {
-			setWorkers(g, infos[i].Count)
+			c.startWith(infos[i].Name, g, infos[i].Count)
 		}
 	}
 	if c.Annotations == nil {
@@ -149,7 +148,7 @@ func (c *Cluster) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 			changed = infos[i].Restore(spec) || changed
 		}
 		if g := c.workerGroup(infos[i].Name); g != nil {
-			changed = setWorkers(g, infos[i].Count) || changed
+			changed = jobframework.RestoreCount(c.Object(), infos[i].Name, &g.Replicas) || changed
 		}
 	}
 	return changed

@@ -102,3 +102,26 @@ func deactivate(t *testing.T, wl *musterv1beta1.Workload) {
 }
 
 func ptrFalse() *bool { f := false; return &f }
+
+// evictedAndRestored deactivates a started job's workload and waits until
+// the job is suspended, its pod groups gone and its template without any
+// mark Muster added.
+func evictedAndRestored(t *testing.T, job *batchv1.Job, wl *musterv1beta1.Workload, groups ...client.Object) {
+	t.Helper()
+	deactivate(t, wl)
+	for _, obj := range groups {
+		gone(t, obj)
+	}
+	NewWithT(t).Eventually(func(g Gomega) {
+		cur := env.GetJob(g, job)
+		g.Expect(framework.IsSuspended(cur)).To(BeTrue())
+		tpl := cur.Spec.Template
+		g.Expect(tpl.Labels).NotTo(HaveKey(musterv1beta1.GangProviderLabel))
+		for _, k := range []string{musterv1beta1.GangAddedAnnotation, musterv1beta1.SchedulerNameAnnotation, musterv1beta1.SchedulingGroupAnnotation,
+			"scheduling.k8s.io/group-name", "volcano.sh/task-spec"} {
+			g.Expect(tpl.Annotations).NotTo(HaveKey(k))
+		}
+		g.Expect(tpl.Labels).NotTo(HaveKey("scheduling.x-k8s.io/pod-group"))
+		g.Expect(tpl.Labels).NotTo(HaveKey("kai.scheduler/queue"))
+	}).Should(Succeed())
+}

@@ -83,4 +83,22 @@ func TestKAIMissingThenInstalled(t *testing.T) {
 		g.Expect(cur.Spec.RunPolicy.SchedulingPolicy.MinAvailable).To(Equal(ptr.To[int32](4)), "KAI's podgrouper reads minAvailable")
 		g.Expect(cur.Spec.PyTorchReplicaSpecs[kftraining.PyTorchJobReplicaTypeWorker].Template.Labels).To(HaveKeyWithValue(gang.KAIQueueLabel, "default"))
 	}).Should(Succeed())
+
+	// Evicted: the job's own minAvailable (none) and template come back.
+	var wls musterv1beta1.WorkloadList
+	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(q.ns))).To(Succeed())
+	for i := range wls.Items {
+		if wls.Items[i].Name != env.WorkloadOfJob(g, started).Name {
+			deactivate(t, &wls.Items[i])
+		}
+	}
+	g.Eventually(func(g Gomega) {
+		var cur kftraining.PyTorchJob
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(pj), &cur)).To(Succeed())
+		g.Expect(cur.Spec.RunPolicy.Suspend).To(Equal(ptr.To(true)))
+		g.Expect(cur.Spec.RunPolicy.SchedulingPolicy == nil || cur.Spec.RunPolicy.SchedulingPolicy.MinAvailable == nil).To(BeTrue())
+		g.Expect(cur.Annotations).NotTo(HaveKey("muster.dev/original-min-available"))
+		g.Expect(cur.Spec.PyTorchReplicaSpecs[kftraining.PyTorchJobReplicaTypeWorker].Template.Labels).NotTo(HaveKey(gang.KAIQueueLabel))
+	}).Should(Succeed())
+	evictedAndRestored(t, started, env.WorkloadOfJob(g, started))
 }

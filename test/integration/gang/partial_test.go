@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
 	. "github.com/musterhq/muster/test/builder"
 	"github.com/musterhq/muster/test/framework"
 )
@@ -37,8 +38,12 @@ func TestJobStartsWithTheParallelismThatFits(t *testing.T) {
 	}{
 		// Fewer pods at once run the same completions.
 		"non-indexed keeps its completions": {job: "plain", edit: func(b *JobBuilder) {}, wantCompletions: 12},
-		// An elastic Indexed Job scales both.
-		"indexed scales completions too": {job: "indexed", edit: func(b *JobBuilder) { b.Indexed() }, wantCompletions: 8},
+		// An Indexed Job keeps its indexes: each is work to do.
+		"indexed keeps its completions": {job: "indexed", edit: func(b *JobBuilder) { b.Indexed() }, wantCompletions: 12},
+		// Unless its completions follow its parallelism (Kueue's opt-in).
+		"indexed with completions = parallelism": {job: "elastic", edit: func(b *JobBuilder) {
+			b.Indexed().Annotation("kueue.x-k8s.io/job-completions-equal-parallelism", "true")
+		}, wantCompletions: 8},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -51,6 +56,7 @@ func TestJobStartsWithTheParallelismThatFits(t *testing.T) {
 			g.Expect(wl.Spec.PodSets[0].MinCount).To(Equal(ptr.To[int32](4)))
 			g.Expect(*job.Spec.Parallelism).To(Equal(int32(8)))
 			g.Expect(*job.Spec.Completions).To(Equal(tc.wantCompletions))
+			g.Expect(job.Annotations).To(HaveKey(jobframework.OriginalCountsAnnotation))
 			// Started smaller is not "changed": no eviction follows.
 			framework.HoldsFor(t, func(g Gomega) { g.Expect(framework.IsSuspended(env.GetJob(g, job))).To(BeFalse()) })
 
@@ -60,6 +66,7 @@ func TestJobStartsWithTheParallelismThatFits(t *testing.T) {
 				g.Expect(framework.IsSuspended(cur)).To(BeTrue())
 				g.Expect(*cur.Spec.Parallelism).To(Equal(int32(12)))
 				g.Expect(*cur.Spec.Completions).To(Equal(int32(12)))
+				g.Expect(cur.Annotations).NotTo(HaveKey(jobframework.OriginalCountsAnnotation))
 			}).Should(Succeed())
 		})
 	}

@@ -54,6 +54,13 @@ func TestKubeSchedulerWorkloadAndPodGroups(t *testing.T) {
 	env.CompleteJob(t, job)
 	gone(t, pg)
 	gone(t, sw)
+
+	job, wl = startedJob(t, q, "evicted", 2)
+	sw = &schedulingv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: wl.Name, Namespace: q.ns}}
+	pg = &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: gang.GroupName(wl, ""), Namespace: q.ns}}
+	get(t, pg)
+	g.Expect(pg.Spec.SchedulingPolicy.Gang.MinCount).To(Equal(int32(2)))
+	evictedAndRestored(t, job, wl, pg, sw)
 }
 
 func TestKubeSchedulerTopologyConstraintIsAccepted(t *testing.T) {
@@ -98,15 +105,14 @@ func TestVolcanoPodGroup(t *testing.T) {
 	g.Expect(pod.Spec.SchedulingGroup).To(BeNil())
 
 	// Evicted: the group goes, the template is as the user wrote it.
-	deactivate(t, wl)
+	evictedAndRestored(t, job, wl, pg)
+
+	job, wl = startedJob(t, q, "finished", 2)
+	pg = &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: gang.GroupName(wl, ""), Namespace: q.ns}}
+	get(t, pg)
+	g.Expect(pg.Spec.MinMember).To(Equal(int32(2)))
+	env.CompleteJob(t, job)
 	gone(t, pg)
-	g.Eventually(func(g Gomega) {
-		cur := env.GetJob(g, job)
-		g.Expect(framework.IsSuspended(cur)).To(BeTrue())
-		g.Expect(cur.Spec.Template.Labels).NotTo(HaveKey(musterv1beta1.GangProviderLabel))
-		g.Expect(cur.Spec.Template.Annotations).NotTo(Or(HaveKey("scheduling.k8s.io/group-name"), HaveKey("volcano.sh/task-spec"),
-			HaveKey(musterv1beta1.SchedulerNameAnnotation), HaveKey(musterv1beta1.GangAddedAnnotation)))
-	}).Should(Succeed())
 }
 
 func TestCoschedulingPodGroup(t *testing.T) {
@@ -134,6 +140,11 @@ func TestCoschedulingPodGroup(t *testing.T) {
 
 	env.CompleteJob(t, job)
 	gone(t, pg)
+
+	job, wl = startedJob(t, q, "evicted", 2)
+	pg.SetName(gang.GroupName(wl, ""))
+	get(t, pg)
+	evictedAndRestored(t, job, wl, pg)
 }
 
 func TestPodsOfNoGangAreLeftAlone(t *testing.T) {
