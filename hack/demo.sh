@@ -28,7 +28,7 @@ if [[ ${1:-} == clean ]]; then clean; exit 0; fi
 # admitted_at JOB: when the Workload of a job in default got its quota
 # (QuotaReserved True), as RFC 3339 (to the second); empty while it has none.
 admitted_at() {
-  kubectl get workloads -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{range .status.conditions[*]}{" "}{.type}={.status}@{.lastTransitionTime}{end}{"\n"}{end}' 2>/dev/null |
+  kubectl get workloads.muster.dev -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{range .status.conditions[*]}{" "}{.type}={.status}@{.lastTransitionTime}{end}{"\n"}{end}' 2>/dev/null |
     awk -v job="$1" '$1==job { for (i = 2; i <= NF; i++) if ($i ~ /^QuotaReserved=True@/) { sub(/^QuotaReserved=True@/, "", $i); print $i; exit } }'
 }
 
@@ -45,10 +45,10 @@ sleep 1
 
 view() {
   echo "---- $(date +%T) ----------------------------------------------------------"
-  kubectl get workloads -n default 2>/dev/null
-  kubectl get workloads -n default -o jsonpath='{range .items[?(@.status.admission)]}{.metadata.name}{"\t"}{.status.admission.podSetAssignments[0].flavors.nvidia\.com/gpu}{"\n"}{end}' 2>/dev/null |
+  kubectl get workloads.muster.dev -n default 2>/dev/null
+  kubectl get workloads.muster.dev -n default -o jsonpath='{range .items[?(@.status.admission)]}{.metadata.name}{"\t"}{.status.admission.podSetAssignments[0].flavors.nvidia\.com/gpu}{"\n"}{end}' 2>/dev/null |
     awk -F'\t' 'NF==2 {printf "  %s holds its GPUs in flavor %s\n", $1, $2}'
-  kubectl get workloads -n default -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\t"}{.status.conditions[?(@.type=="QuotaReserved")].message}{"\n"}{end}' 2>/dev/null |
+  kubectl get workloads.muster.dev -n default -o jsonpath='{range .items[*]}{.metadata.name}{"\t"}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\t"}{.status.conditions[?(@.type=="QuotaReserved")].message}{"\n"}{end}' 2>/dev/null |
     awk -F'\t' '$2=="False" {printf "  %s waits: %s\n", $1, $3}' | fold -s -w 150 | sed '2,$s/^/      /'
   echo
   printf '%-8s %-8s %-8s %-10s %s\n' JOB RUNNING PENDING SUCCEEDED NODES
@@ -66,7 +66,7 @@ view() {
 told_why=""  # the Jobs seen waiting with a reason (QuotaReserved False)
 for (( i = 0; i < 120; i++ )); do
   view
-  told_why+=$(kubectl get workloads -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{" "}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' 2>/dev/null |
+  told_why+=$(kubectl get workloads.muster.dev -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{" "}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' 2>/dev/null |
     awk '$2=="False" {printf " %s", $1}')
   done_jobs=$(kubectl get jobs train-a train-b -n default -o jsonpath='{range .items[*]}{.status.succeeded}{" "}{end}' 2>/dev/null)
   if [[ $done_jobs == "16 16 " ]]; then
@@ -104,7 +104,7 @@ for (( i = 0; i < 100; i++ )); do [[ -n $(admitted_at pt-demo) ]] && break; slee
 kubectl apply -f "$root/hack/demo/raycluster.yaml" >/dev/null
 for (( i = 0; i < 60; i++ )); do
   echo "---- $(date +%T) ----------------------------------------------------------"
-  kubectl get workloads -n default 2>/dev/null | grep -v train-
+  kubectl get workloads.muster.dev -n default 2>/dev/null | grep -v train-
   kubectl get pytorchjob,raycluster -n default 2>/dev/null
   for sel in training.kubeflow.org/job-name=pt-demo ray.io/cluster=ray-demo; do
     kubectl get pods -n default -l "$sel" -o jsonpath='{range .items[*]}{.status.phase} {.spec.nodeName}{"\n"}{end}' 2>/dev/null |
@@ -142,8 +142,8 @@ for (( i = 0; i < 100; i++ )); do
   sleep 0.3
 done
 echo "---- $(date +%T) ----------------------------------------------------------"
-kubectl get workloads -n default -o wide 2>/dev/null | awk 'NR==1 || /train-one-host/'
-placement=$(kubectl get workloads -n default -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="train-one-host")]}{.status.admission.podSetAssignments[0].topologyAssignment}{end}' 2>/dev/null)
+kubectl get workloads.muster.dev -n default -o wide 2>/dev/null | awk 'NR==1 || /train-one-host/'
+placement=$(kubectl get workloads.muster.dev -n default -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="train-one-host")]}{.status.admission.podSetAssignments[0].topologyAssignment}{end}' 2>/dev/null)
 echo "  topologyAssignment: ${placement:-(none)}"
 kubectl get pods -n default -l job-name=train-one-host -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' 2>/dev/null |
   sort | uniq -c | awk '{printf "  %d pods on %s\n", $1, ($2 == "" ? "no node yet" : $2)}'
