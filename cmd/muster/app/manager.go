@@ -146,7 +146,7 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 		HealthProbeBindAddress:        cfg.Health.HealthProbeBindAddress,
 		Metrics:                       metricsOptions(cfg.Metrics),
 		PprofBindAddress:              cfg.PprofBindAddress,
-		Cache:                         cache.Options{ByObject: scheduling.CacheByObject()},
+		Cache:                         cacheOptions(),
 		LeaderElection:                *le.LeaderElect,
 		LeaderElectionID:              le.ResourceName,
 		LeaderElectionNamespace:       le.ResourceNamespace,
@@ -159,6 +159,16 @@ func managerOptions(scheme *runtime.Scheme, cfg *configv1beta1.Configuration) ct
 			Port:    *cfg.Webhook.Port,
 			CertDir: cfg.Webhook.CertDir,
 		}),
+	}
+}
+
+// cacheOptions keep the informers' copies small: no object's
+// managedFields (nothing reads them; a Workload's are a kilobyte or more),
+// and Nodes and Pods trimmed to what placement reads.
+func cacheOptions() cache.Options {
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject:         scheduling.CacheByObject(),
 	}
 }
 
