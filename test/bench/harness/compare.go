@@ -45,7 +45,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 				if err != nil {
 					return fmt.Errorf("%s %s run %d: %w", t.Name, mode, rep, err)
 				}
-				fmt.Fprintf(spec.Log, "%-6s %-11s run %d: %d workloads in %.1f s, %.1f admissions/s, %d evictions, %.2f writes/workload (took %s)\n",
+				fmt.Fprintf(spec.Log, "%-6s %-14s run %d: %d workloads in %.1f s, %.1f admissions/s, %d evictions, %.2f writes/workload (took %s)\n",
 					t.Name, mode, rep, res.Workloads, res.WallSeconds, res.AdmissionsPerSecond, res.Evictions, res.WritesPerWorkload, time.Since(began).Round(time.Second))
 				logPlacement(spec.Log, res)
 				results = append(results, res)

@@ -32,7 +32,7 @@ func TestBaselineIsKueuesMix(t *testing.T) {
 	}
 }
 
-// TestReadsKueuesOwnGeneratorFile loads Kueue v0.17.0's baseline generator
+// TestReadsKueuesOwnGeneratorFile loads Kueue v0.19.2's baseline generator
 // file from the module cache, unchanged, and expects the same plan as ours.
 func TestReadsKueuesOwnGeneratorFile(t *testing.T) {
 	theirs, err := LoadConfig(filepath.Join(kueueModule(t), "test/performance/scheduler/configs/baseline/generator.yaml"))
@@ -126,7 +126,7 @@ func TestTASIsKueuesMix(t *testing.T) {
 	}
 }
 
-// TestReadsKueuesOwnTASFile loads Kueue v0.17.0's TAS generator file and
+// TestReadsKueuesOwnTASFile loads Kueue v0.19.2's TAS generator file and
 // expects our queues, workloads and nodes (ours only rename its labels).
 func TestReadsKueuesOwnTASFile(t *testing.T) {
 	theirs, err := LoadConfig(filepath.Join(kueueModule(t), "test/performance/scheduler/configs/tas/generator.yaml"))

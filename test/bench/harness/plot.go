@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"image"
 	"image/color"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
@@ -22,15 +24,17 @@ const (
 	marginR        = 12
 	marginT        = 28
 	marginB        = 44
-	legendH        = 22
+	legendRowH     = 22
 )
 
 // Series colours, by target and mode.
 var seriesColors = map[string]color.RGBA{
-	"muster/parity":      {R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
-	"muster/unthrottled": {R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
-	"kueue/parity":       {R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
-	"kueue/unthrottled":  {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
+	"muster/parity":         {R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
+	"muster/kueue-defaults": {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	"muster/unthrottled":    {R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+	"kueue/parity":          {R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+	"kueue/kueue-defaults":  {R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	"kueue/unthrottled":     {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 }
 
 // PlotTimeToAdmission draws, per workload class, the cumulative
@@ -40,14 +44,24 @@ func PlotTimeToAdmission(path string, results []*Result, classes []string) error
 	if len(classes) == 0 {
 		return nil
 	}
-	img := image.NewRGBA(image.Rect(0, 0, panelW*len(classes), panelH+legendH))
-	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	series := pooledSamples(results)
+	width := panelW * len(classes)
+	entries := legendEntries(series, width)
+	legendH := legendRowH
+	if len(entries) > 0 {
+		legendH *= entries[len(entries)-1].row + 1
+	}
+	img := image.NewRGBA(image.Rect(0, 0, width, panelH+legendH))
+	draw.Draw(img, img.Bounds(), image.White, image.Point{}, draw.Src)
 	lo, hi := sampleRange(series)
 	for i, class := range classes {
 		drawPanel(img, image.Pt(i*panelW, legendH), class, series, lo, hi)
 	}
-	drawLegend(img, series)
+	for _, e := range entries {
+		y := e.row * legendRowH
+		fill(img, image.Rect(e.x, y+8, e.x+18, y+14), e.color)
+		label(img, e.x+22, y+15, e.name)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -130,8 +144,17 @@ func drawCDF(img *image.RGBA, plot image.Rectangle, s []float64, lo, hi float64,
 	}
 }
 
-func drawLegend(img *image.RGBA, series map[seriesKey][]float64) {
-	x := marginL
+type legendEntry struct {
+	name   string
+	color  color.RGBA
+	x, row int
+}
+
+// legendEntries lays out one entry per target and mode, in rows that fit
+// the width.
+func legendEntries(series map[seriesKey][]float64, width int) []legendEntry {
+	x, row := marginL, 0
+	var out []legendEntry
 	seen := map[string]bool{}
 	for _, k := range sortedKeys(series) {
 		name := k.target + " " + k.mode
@@ -139,10 +162,14 @@ func drawLegend(img *image.RGBA, series map[seriesKey][]float64) {
 			continue
 		}
 		seen[name] = true
-		fill(img, image.Rect(x, 8, x+18, 14), k.color())
-		label(img, x+22, 15, name)
-		x += 40 + 7*len(name)
+		w := 40 + 7*len(name)
+		if x > marginL && x+w > width {
+			x, row = marginL, row+1
+		}
+		out = append(out, legendEntry{name: name, color: k.color(), x: x, row: row})
+		x += w
 	}
+	return out
 }
 
 func sortedKeys(series map[seriesKey][]float64) []seriesKey {
@@ -150,20 +177,12 @@ func sortedKeys(series map[seriesKey][]float64) []seriesKey {
 	for k := range series {
 		keys = append(keys, k)
 	}
+	// muster first, then the modes in report order, then the class.
 	slices.SortFunc(keys, func(a, b seriesKey) int {
-		return cmpStrings(b.target+a.mode+a.class, a.target+b.mode+b.class)
+		return cmp.Or(strings.Compare(b.target, a.target), cmp.Compare(modeRank(a.mode), modeRank(b.mode)),
+			strings.Compare(a.mode, b.mode), strings.Compare(a.class, b.class))
 	})
 	return keys
-}
-
-func cmpStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func decadeLabel(d float64) string {

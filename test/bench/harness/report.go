@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +13,8 @@ type Group struct {
 	Runs         []*Result
 }
 
-// Groups orders results by mode, then target (muster first).
+// Groups orders results by mode (in the order of Modes, unknown modes
+// last by name), then target (muster first).
 func Groups(results []*Result) []Group {
 	var gs []Group
 	for _, r := range results {
@@ -24,12 +26,23 @@ func Groups(results []*Result) []Group {
 		gs[i].Runs = append(gs[i].Runs, r)
 	}
 	slices.SortStableFunc(gs, func(a, b Group) int {
+		if c := cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)); c != 0 {
+			return c
+		}
 		if c := strings.Compare(a.Mode, b.Mode); c != 0 {
 			return c
 		}
 		return strings.Compare(b.Target, a.Target) // "muster" before "kueue"
 	})
 	return gs
+}
+
+// modeRank is a mode's place in Modes; unknown modes come after.
+func modeRank(mode string) int {
+	if i := slices.Index(Modes, mode); i >= 0 {
+		return i
+	}
+	return len(Modes)
 }
 
 func (g Group) spread(f func(*Result) float64) Spread {
@@ -113,7 +126,7 @@ func hasPlacements(results []*Result) bool {
 func Table(results []*Result, classes []string) string {
 	var b strings.Builder
 	groups := Groups(results)
-	for _, mode := range []string{Parity, Unthrottled} {
+	for _, mode := range Modes {
 		var m, k *Group
 		for i := range groups {
 			if groups[i].Mode != mode {

@@ -7,27 +7,37 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
-// Modes of a run.
+// Modes of a run: the client limits both controllers get.
 const (
-	// Parity gives both controllers Kueue's default client limits, as in
-	// Kueue's performance test.
+	// Parity gives both controllers the client limits of Kueue's
+	// performance test (its minimalkueue: QPS 50, burst 100, also Kueue
+	// v0.17's shipped configuration).
 	Parity = "parity"
+	// KueueDefaults gives both controllers Kueue v0.19.2's default client
+	// limits (QPS 300, burst 500: its defaults and shipped configuration).
+	KueueDefaults = "kueue-defaults"
 	// Unthrottled lifts the client limits: the API server is the limit.
 	Unthrottled = "unthrottled"
 )
+
+// Modes are the modes in the order the reports show them.
+var Modes = []string{Parity, KueueDefaults, Unthrottled}
 
 // clientLimits are the QPS and burst of a mode.
 func clientLimits(mode string) (float32, int, error) {
 	switch mode {
 	case Parity:
 		return 50, 100, nil
+	case KueueDefaults:
+		return 300, 500, nil
 	case Unthrottled:
 		return 1e6, 1e6, nil
 	}
-	return 0, 0, fmt.Errorf("unknown mode %q (want %s or %s)", mode, Parity, Unthrottled)
+	return 0, 0, fmt.Errorf("unknown mode %q (want one of %s)", mode, strings.Join(Modes, ", "))
 }
 
 // RunSpec is one run of a mix against one target.

@@ -58,6 +58,36 @@ func TestTableShowsRatiosPerMode(t *testing.T) {
 	}
 }
 
+func TestModesInReportOrder(t *testing.T) {
+	var rs []*Result
+	for _, mode := range []string{Unthrottled, KueueDefaults, Parity} {
+		for _, target := range []string{"kueue", "muster"} {
+			rs = append(rs, &Result{Target: target, Mode: mode})
+		}
+	}
+	var got []string
+	for _, g := range Groups(rs) {
+		got = append(got, g.Target+"/"+g.Mode)
+	}
+	want := "muster/parity kueue/parity muster/kueue-defaults kueue/kueue-defaults muster/unthrottled kueue/unthrottled"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("groups %v, want %s", got, want)
+	}
+	for _, mode := range Modes {
+		for _, target := range []string{"muster", "kueue"} {
+			if _, ok := seriesColors[target+"/"+mode]; !ok {
+				t.Errorf("no plot colour for %s/%s", target, mode)
+			}
+		}
+		if _, _, err := clientLimits(mode); err != nil {
+			t.Error(err)
+		}
+	}
+	if qps, burst, _ := clientLimits(KueueDefaults); qps != 300 || burst != 500 {
+		t.Errorf("kueue-defaults: QPS %v, burst %d, want Kueue v0.19's 300 and 500", qps, burst)
+	}
+}
+
 func TestCeilingTable(t *testing.T) {
 	cal := &Calibration{CreatesPerSecond: 400, PatchesPerSecond: 200, LifecyclesPerSecond: 80}
 	table := CeilingTable([]*Result{{Target: "muster", Mode: Unthrottled, AdmissionsPerSecond: 64, PeakAdmissionsPerSecond: 80}}, cal)

@@ -62,7 +62,7 @@ func Muster(binary, crdDir string) Target {
 	}
 }
 
-// Kueue is test/bench/kueue (Kueue v0.17.0's controllers and scheduler) with
+// Kueue is test/bench/kueue (Kueue v0.19.2's controllers and scheduler) with
 // Kueue's CRDs in crdDir.
 func Kueue(binary, crdDir string) Target {
 	return Target{
@@ -81,7 +81,7 @@ func Kueue(binary, crdDir string) Target {
 }
 
 // kueueArgs: for a topology-aware mix, Kueue's TAS controllers, and its
-// balanced placement (alpha in v0.17, off by default), which the mix's
+// balanced placement (alpha since v0.15 and still in v0.19, off by default), which the mix's
 // balanced classes ask for; the gate applies to every pod set with a
 // preferred or slice-only request.
 func kueueArgs(l Launch) ([]string, error) {

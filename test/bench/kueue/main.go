@@ -1,8 +1,10 @@
 // Command kueue-bench runs Kueue's scheduling half (core controllers, cache,
-// queue manager and scheduler of sigs.k8s.io/kueue v0.17.0) and nothing
+// queue manager and scheduler of sigs.k8s.io/kueue v0.19.2) and nothing
 // else, so the benchmark harness can compare it with Muster on the same API
 // server. Unlike Kueue's own minimalkueue it takes the client QPS and burst
-// as flags, for the harness's unthrottled mode.
+// as flags (default: v0.19.2's defaults, QPS 300 and burst 500), for the
+// harness's modes, and runs the worker counts of Kueue's shipped
+// configuration rather than minimalkueue's.
 //
 // With -enable-tas it also runs Kueue's topology-aware scheduling
 // controllers, as Kueue's manager does when its TopologyAwareScheduling gate
@@ -22,7 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -43,8 +44,8 @@ import (
 )
 
 func main() {
-	qps := flag.Float64("qps", 50, "Client QPS (Kueue's default configuration: 50).")
-	burst := flag.Int("burst", 100, "Client burst (Kueue's default configuration: 100).")
+	qps := flag.Float64("qps", float64(configapi.DefaultClientConnectionQPS), "Client QPS (Kueue's default: 300).")
+	burst := flag.Int("burst", int(configapi.DefaultClientConnectionBurst), "Client burst (Kueue's default: 500).")
 	pprofAddr := flag.String("pprof-bind-address", "", "Serve pprof profiles on this address (off when empty).")
 	enableTAS := flag.Bool("enable-tas", false, "Run Kueue's topology-aware scheduling controllers and indexes.")
 	gates := flag.String("feature-gates", "", "Kueue feature gates, key=value pairs as Kueue's own --feature-gates (e.g. TASBalancedPlacement=true).")
@@ -79,21 +80,25 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTA
 	if err := kueue.AddToScheme(scheme); err != nil {
 		return err
 	}
-	// Kueue's default worker counts.
+	// The worker counts of Kueue's shipped configuration
+	// (config/components/manager/controller_manager_config.yaml: Workload,
+	// LocalQueue and ClusterQueue 10/5/5 in v0.19.2, 5/1/1 in v0.17.0;
+	// minimalkueue still runs 5/1/1).
 	concurrency := map[string]int{
-		kueue.GroupVersion.WithKind("Workload").GroupKind().String():       5,
-		kueue.GroupVersion.WithKind("LocalQueue").GroupKind().String():     1,
-		kueue.GroupVersion.WithKind("ClusterQueue").GroupKind().String():   1,
-		kueue.GroupVersion.WithKind("ResourceFlavor").GroupKind().String(): 1,
+		kueue.SchemeGroupVersion.WithKind("Workload").GroupKind().String():       10,
+		kueue.SchemeGroupVersion.WithKind("LocalQueue").GroupKind().String():     5,
+		kueue.SchemeGroupVersion.WithKind("ClusterQueue").GroupKind().String():   5,
+		kueue.SchemeGroupVersion.WithKind("Cohort").GroupKind().String():         1,
+		kueue.SchemeGroupVersion.WithKind("ResourceFlavor").GroupKind().String(): 1,
 	}
 	if enableTAS {
-		concurrency[kueue.GroupVersion.WithKind("Topology").GroupKind().String()] = 1
+		concurrency[kueue.SchemeGroupVersion.WithKind("Topology").GroupKind().String()] = 1
 	}
 	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:           scheme,
 		Metrics:          metricsserver.Options{BindAddress: "0"},
 		PprofBindAddress: pprofAddr,
-		Controller:       crconfig.Controller{SkipNameValidation: ptr.To(true), GroupKindConcurrency: concurrency},
+		Controller:       crconfig.Controller{SkipNameValidation: new(true), GroupKindConcurrency: concurrency},
 	})
 	if err != nil {
 		return err
@@ -119,7 +124,8 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTA
 
 	// An empty Configuration is Kueue's scheduler with fair sharing off, as
 	// in Kueue's own performance test.
-	if name, err := core.SetupControllers(mgr, queues, cache, &configapi.Configuration{}, nil, expect, nil); err != nil {
+	if name, err := core.SetupControllers(mgr, queues, cache, &configapi.Configuration{},
+		core.SetupControllersOpts{PreemptionExpectations: expect}); err != nil {
 		ctrl.Log.Error(err, "Unable to set up a core controller", "controller", name)
 		return err
 	}
@@ -128,7 +134,7 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTA
 			return err
 		}
 	}
-	sched := scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName),
+	sched := scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorder(constants.AdmissionName),
 		scheduler.WithPreemptionExpectations(expect))
 	if err := mgr.Add(sched); err != nil {
 		return err

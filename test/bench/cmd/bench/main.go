@@ -1,7 +1,7 @@
 // Command bench runs Muster and Kueue side by side on Kueue's scheduler
 // performance mix and writes JSON results, a markdown table and a plot.
 //
-//	bench run       -config quick.yaml -targets muster,kueue -modes parity -reps 1 -out DIR
+//	bench run       -config quick.yaml -targets muster,kueue -modes parity,kueue-defaults -reps 1 -out DIR
 //	bench calibrate -out DIR
 //	bench sweep     -depths 1000,10000 -targets muster,kueue -out DIR
 //	bench report    -config baseline.yaml -out DIR   (tables and plot again from DIR/results.json)
@@ -88,7 +88,7 @@ func runCmd(ctx context.Context, args []string) error {
 	var c common
 	c.bind(fs)
 	config := fs.String("config", "test/bench/configs/quick.yaml", "Generator config (Kueue's schema).")
-	modes := fs.String("modes", "parity,unthrottled", "Modes to run.")
+	modes := fs.String("modes", "parity,kueue-defaults,unthrottled", "Modes to run: parity (both at QPS 50, burst 100), kueue-defaults (both at Kueue's defaults, QPS 300, burst 500), unthrottled.")
 	reps := fs.Int("reps", 1, "Repetitions of each target and mode.")
 	prof := fs.Duration("profile", 0, "Take a CPU profile of each target over this long, 10 s into each run (runs/*/cpu.pprof).")
 	_ = fs.Parse(args)
