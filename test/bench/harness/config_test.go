@@ -154,3 +154,22 @@ func TestReadsKueuesOwnTASFile(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeScaleIsKueuesOwn: the large-scale mix is Kueue v0.19.2's
+// generator file, unchanged in what it plans.
+func TestLargeScaleIsKueuesOwn(t *testing.T) {
+	theirs, err := LoadConfig(filepath.Join(kueueModule(t), "test/performance/scheduler/configs/large-scale/generator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/large-scale.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(theirs.Plan(), ours.Plan()) {
+		t.Fatal("Kueue's large-scale generator file and ours differ")
+	}
+	if n := len(ours.Plan().Queues); n != 1000 {
+		t.Fatalf("%d ClusterQueues, want 1,000", n)
+	}
+}
