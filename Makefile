@@ -175,6 +175,14 @@ bench-tas: envtest-assets bench-bins ## Muster vs Kueue on the quick TAS mix (64
 bench-tas-full: envtest-assets bench-bins ## Kueue's TAS mix (640 nodes, 15,000 topology-aware workloads), the three modes x 3 runs (hours on 2 cores).
 	$(BENCH) run -config test/bench/configs/tas.yaml -modes $(BENCH_MODES) -reps 3 -out $(BENCH_DIR)/tas
 
+.PHONY: bench-large
+bench-large: envtest-assets bench-bins ## Muster vs Kueue on the large-scale mix's 1,000 ClusterQueues with a tenth of its workloads (6,000), the three modes (tens of minutes).
+	$(BENCH) run -config test/bench/configs/large-scale-quick.yaml -modes $(BENCH_MODES) -reps 1 -out $(BENCH_DIR)/large-quick
+
+.PHONY: bench-large-full
+bench-large-full: envtest-assets bench-bins ## Kueue's large-scale mix (1,000 ClusterQueues, 50,000 workloads), the three modes x 3 runs (many hours on 2 cores).
+	$(BENCH) run -config test/bench/configs/large-scale.yaml -modes $(BENCH_MODES) -reps 3 -out $(BENCH_DIR)/large
+
 ##@ Local cluster
 
 .PHONY: cluster-up
