@@ -11,8 +11,20 @@ import (
 func (c *Cache) Snapshot() *Snapshot {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	s := c.quotaSnapshot(c.queues)
+	if c.blockAdmission {
+		s.notReady = c.notReady()
+	}
+	c.copyWorkloads(s)
+	c.snapshotCapacity(s)
+	return s
+}
+
+// quotaSnapshot is the quota half of a snapshot, of the given queues and
+// every cohort: their nodes, activity and usage. The caller holds the lock.
+func (c *Cache) quotaSnapshot(queues map[string]*ClusterQueue) *Snapshot {
 	s := &Snapshot{
-		queues:      make(map[string]*QueueSnapshot, len(c.queues)),
+		queues:      make(map[string]*QueueSnapshot, len(queues)),
 		cohorts:     map[string]*node{},
 		flavors:     make(map[string]*Flavor, len(c.flavors)),
 		lqStop:      make(map[string]StopPolicy, len(c.lqStop)),
@@ -20,16 +32,13 @@ func (c *Cache) Snapshot() *Snapshot {
 
 		preemptionDelay: c.preemptionDelay,
 	}
-	if c.blockAdmission {
-		s.notReady = c.notReady()
-	}
 	for name, f := range c.flavors {
 		s.flavors[name] = f
 	}
 	for k, v := range c.lqStop {
 		s.lqStop[k] = v
 	}
-	for name, cq := range c.queues {
+	for name, cq := range queues {
 		leaf := newNode(name, cq.ResourceGroups, cq.Weight)
 		q := &QueueSnapshot{ClusterQueue: cq, node: leaf, Workloads: map[string]*Workload{}}
 		q.InactiveBecause, q.Inactive = c.inactiveReason(cq)
@@ -59,8 +68,6 @@ func (c *Cache) Snapshot() *Snapshot {
 	for name, q := range s.queues {
 		q.AddUsage(c.usage[name])
 	}
-	c.copyWorkloads(s)
-	c.snapshotCapacity(s)
 	return s
 }
 

@@ -32,10 +32,15 @@ type LocalQueueUsage struct {
 }
 
 // ClusterQueueStatus reports a ClusterQueue's state and usage.
+//
+// It snapshots the queue's cohort tree only: a thousand ClusterQueues
+// refreshing their status once a second each would otherwise snapshot all
+// thousand a thousand times a second (29% of the manager's CPU on the
+// large-scale mix).
 func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
-	snap := c.Snapshot()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	snap := c.quotaSnapshot(c.treeOf(name))
 	cq, ok := c.queues[name]
 	st := QueueStatus{Exists: ok, Usage: c.usage[name].Clone(), ByLocalQueue: map[string]*LocalQueueUsage{}}
 	if ok {
@@ -176,4 +181,21 @@ func (c *Cache) cohortCycleMessage(cohort string) string {
 	return fmt.Sprintf("its cohort %s is in a tree with a cycle of Cohort parents (%s); "+
 		"it admits nothing until the spec.parent of one of these Cohorts is changed to break the cycle",
 		cohort, strings.Join(loop, " -> "))
+}
+
+// treeOf is the queues of a ClusterQueue's cohort tree (itself alone
+// outside a cohort). The caller holds the lock.
+func (c *Cache) treeOf(name string) map[string]*ClusterQueue {
+	cq, ok := c.queues[name]
+	if !ok {
+		return nil
+	}
+	if cq.Cohort == "" {
+		return map[string]*ClusterQueue{name: cq}
+	}
+	out := map[string]*ClusterQueue{}
+	for _, q := range c.treeQueues(c.rootOf(cq.Cohort)) {
+		out[q] = c.queues[q]
+	}
+	return out
 }
