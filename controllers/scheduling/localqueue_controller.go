@@ -83,7 +83,9 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 // ClusterQueue changes refresh the status, coalesced.
 func (r *LocalQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &musterv1beta1.LocalQueue{}, localQueueClusterQueueIndex,
-		func(o client.Object) []string { return []string{string(o.(*musterv1beta1.LocalQueue).Spec.ClusterQueue)} }); err != nil {
+		func(o client.Object) []string {
+			return []string{string(o.(*musterv1beta1.LocalQueue).Spec.ClusterQueue)}
+		}); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
