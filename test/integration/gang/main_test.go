@@ -12,6 +12,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/onsi/gomega"
+
 	"github.com/musterhq/muster/test/framework"
 )
 
@@ -21,6 +23,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The suite's Eventually calls wait as long as the others' (the API
+	// server is shared with other suites in CI: 1 s is not enough).
+	gomega.SetDefaultEventuallyTimeout(framework.Timeout)
+	gomega.SetDefaultEventuallyPollingInterval(framework.Interval)
 	e, err := framework.Start(framework.Options{
 		Webhooks:      true,
 		JobCRDs:       []string{"pytorchjob", "raycluster", "volcano", "coscheduling"},
