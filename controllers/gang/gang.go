@@ -146,7 +146,7 @@ func (h *HandOff) Start(ctx context.Context, job jobframework.GenericJob, framew
 	if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	name := h.providerFor(cq)
+	name := ProviderOf(cq, h.cfg.Default)
 	p := providerOf(name)
 	if p == nil {
 		return nil
@@ -184,11 +184,6 @@ func (h *HandOff) Start(ctx context.Context, job jobframework.GenericJob, framew
 // KubeRay --batch-scheduler): Volcano and coscheduling only.
 func (h *HandOff) operatorMakesGroups(framework string, p musterv1beta1.GangSchedulerProvider) bool {
 	return (p == musterv1beta1.GangVolcano || p == musterv1beta1.GangCoscheduling) && slices.Contains(h.cfg.OperatorPodGroups, framework)
-}
-
-// providerFor is the ClusterQueue's gang scheduler, or the default.
-func (h *HandOff) providerFor(cq *musterv1beta1.ClusterQueue) musterv1beta1.GangSchedulerProvider {
-	return ProviderOf(cq, h.cfg.Default)
 }
 
 // ProviderOf is a ClusterQueue's gang scheduler, def when it names none.
@@ -266,7 +261,7 @@ func (h *HandOff) ensure(ctx context.Context, wl *musterv1beta1.Workload, obj cl
 	if err := h.client.Get(ctx, client.ObjectKeyFromObject(obj), old); err != nil {
 		return err
 	}
-	if !metav1IsOwnedBy(old, wl) || !old.GetDeletionTimestamp().IsZero() {
+	if !ownedBy(old, wl) || !old.GetDeletionTimestamp().IsZero() {
 		// Another workload's (a job deleted and created again under the
 		// same name), or going (kube-apiserver's podgroup-protection
 		// finalizer holds a PodGroup until its pods are gone): it must go
@@ -292,7 +287,7 @@ func (h *HandOff) Stop(ctx context.Context, wl *musterv1beta1.Workload, name mus
 		if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
 			return client.IgnoreNotFound(err)
 		}
-		name = h.providerFor(cq)
+		name = ProviderOf(cq, h.cfg.Default)
 	}
 	p := providerOf(name)
 	if p == nil {

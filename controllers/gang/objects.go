@@ -18,7 +18,9 @@ func kindOf(obj client.Object) string {
 	return reflect.TypeOf(obj).Elem().Name()
 }
 
-func metav1IsOwnedBy(obj client.Object, wl *musterv1beta1.Workload) bool {
+// ownedBy reports whether obj is owned by this Workload: by UID, so a
+// workload of the same name created again does not count.
+func ownedBy(obj client.Object, wl *musterv1beta1.Workload) bool {
 	for _, ref := range obj.GetOwnerReferences() {
 		if ref.UID == wl.UID {
 			return true

@@ -5,7 +5,6 @@ package pytorchjob
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
@@ -43,11 +42,6 @@ var (
 	_ jobframework.GenericJob         = (*Job)(nil)
 	_ jobframework.JobWithGangMinimum = (*Job)(nil)
 )
-
-// originalMinAvailableAnnotation keeps the runPolicy.schedulingPolicy.
-// minAvailable Muster replaced when it started the job ("" for none), so
-// that stopping the job puts it back.
-const originalMinAvailableAnnotation = "muster.dev/original-min-available"
 
 func (j *Job) Object() client.Object { return (*kftraining.PyTorchJob)(j) }
 
@@ -122,42 +116,34 @@ func (j *Job) SetGangMinimum(pods int32, queue string) {
 		sp = &kftraining.SchedulingPolicy{}
 		j.Spec.RunPolicy.SchedulingPolicy = sp
 	}
-	if _, kept := j.Annotations[originalMinAvailableAnnotation]; !kept {
-		if j.Annotations == nil {
-			j.Annotations = map[string]string{}
-		}
-		j.Annotations[originalMinAvailableAnnotation] = ""
-		if sp.MinAvailable != nil {
-			j.Annotations[originalMinAvailableAnnotation] = strconv.Itoa(int(*sp.MinAvailable))
-		}
-	}
-	sp.MinAvailable = ptr.To(pods)
+	jobframework.SetCount(j.Object(), "minAvailable", &sp.MinAvailable, pods)
 	if queue != "" && sp.Queue == "" {
 		sp.Queue = queue
-		j.Annotations[setGangQueueAnnotation] = "true"
+		setAnnotation(j, setGangQueueAnnotation, "true")
 	}
 }
 
-// restoreGangMinimum puts back the minAvailable SetGangMinimum replaced.
+// restoreGangMinimum puts back the minAvailable (and queue)
+// SetGangMinimum replaced.
 func (j *Job) restoreGangMinimum() bool {
-	v, kept := j.Annotations[originalMinAvailableAnnotation]
-	if !kept {
-		return false
-	}
-	delete(j.Annotations, originalMinAvailableAnnotation)
 	sp := j.Spec.RunPolicy.SchedulingPolicy
 	if sp == nil {
-		return true
+		return false
 	}
+	changed := jobframework.RestoreCount(j.Object(), "minAvailable", &sp.MinAvailable)
 	if _, set := j.Annotations[setGangQueueAnnotation]; set {
 		sp.Queue = ""
 		delete(j.Annotations, setGangQueueAnnotation)
+		changed = true
 	}
-	sp.MinAvailable = nil
-	if n, err := strconv.Atoi(v); err == nil {
-		sp.MinAvailable = ptr.To(int32(n))
+	return changed
+}
+
+func setAnnotation(j *Job, k, v string) {
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
 	}
-	return true
+	j.Annotations[k] = v
 }
 
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {

@@ -8,8 +8,6 @@
 package gang
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"github.com/onsi/gomega"
@@ -17,36 +15,16 @@ import (
 	"github.com/musterhq/muster/test/framework"
 )
 
-var (
-	env    *framework.Env
-	shared *framework.Manager
-)
+var env *framework.Env
 
 func TestMain(m *testing.M) {
 	// The suite's Eventually calls wait as long as the others' (the API
 	// server is shared with other suites in CI: 1 s is not enough).
 	gomega.SetDefaultEventuallyTimeout(framework.Timeout)
 	gomega.SetDefaultEventuallyPollingInterval(framework.Interval)
-	e, err := framework.Start(framework.Options{
+	framework.Main(m, framework.Options{
 		Webhooks:      true,
 		JobCRDs:       []string{"pytorchjob", "raycluster", "volcano", "coscheduling"},
 		APIServerArgs: framework.WorkloadAPIArgs,
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	env = e
-	if shared, err = env.StartManagerE(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = env.Stop()
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := shared.StopE(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		code = 1
-	}
-	_ = env.Stop()
-	os.Exit(code)
+	}, &env, true)
 }

@@ -108,10 +108,7 @@ func TestElasticPyTorchJobStartsWithFewerWorkers(t *testing.T) {
 	g.Expect(cur.Spec.PyTorchReplicaSpecs[kftraining.PyTorchJobReplicaTypeWorker].Replicas).To(Equal(ptr.To[int32](4)))
 	g.Expect(cur.Spec.PyTorchReplicaSpecs[kftraining.PyTorchJobReplicaTypeMaster].Replicas).To(Equal(ptr.To[int32](1)))
 
-	var wls musterv1beta1.WorkloadList
-	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(q.ns))).To(Succeed())
-	g.Expect(wls.Items).To(HaveLen(1))
-	deactivate(t, &wls.Items[0])
+	deactivate(t, onlyWorkload(t, q.ns))
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(pj), &cur)).To(Succeed())
 		g.Expect(cur.Spec.RunPolicy.Suspend).To(Equal(ptr.To(true)))
@@ -132,13 +129,20 @@ func TestRayClusterWorkerGroupStartsWithFewerWorkers(t *testing.T) {
 	}).Should(Succeed())
 	g.Expect(cur.Spec.WorkerGroupSpecs[0].Replicas).To(Equal(ptr.To[int32](5)), "the head takes no GPU: 5 of 6 workers fit")
 
-	var wls musterv1beta1.WorkloadList
-	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(q.ns))).To(Succeed())
-	g.Expect(wls.Items).To(HaveLen(1))
-	deactivate(t, &wls.Items[0])
+	deactivate(t, onlyWorkload(t, q.ns))
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(rc), &cur)).To(Succeed())
 		g.Expect(cur.Spec.Suspend).To(Equal(ptr.To(true)))
 		g.Expect(cur.Spec.WorkerGroupSpecs[0].Replicas).To(Equal(ptr.To[int32](6)))
 	}).Should(Succeed())
+}
+
+// onlyWorkload is the one Workload of a namespace.
+func onlyWorkload(t *testing.T, ns string) *musterv1beta1.Workload {
+	t.Helper()
+	g := NewWithT(t)
+	var wls musterv1beta1.WorkloadList
+	g.Expect(env.Client.List(context.Background(), &wls, client.InNamespace(ns))).To(Succeed())
+	g.Expect(wls.Items).To(HaveLen(1))
+	return &wls.Items[0]
 }
