@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -42,6 +43,8 @@ type ClusterQueueReconciler struct {
 	// generations remembers the spec each queue was last applied with, so
 	// only a spec change gives parked workloads another chance.
 	generations map[string]int64
+	// budget spreads status writes over time when many queues change.
+	budget *statusBudget
 }
 
 // Reconcile applies a ClusterQueue and refreshes its status.
@@ -60,6 +63,7 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 			r.state.Cache.DeleteClusterQueue(req.Name)
 			r.state.Queues.DeleteClusterQueue(req.Name)
 			delete(r.generations, req.Name)
+			r.budget.forget(req.Name)
 			metrics.ForgetClusterQueue(req.Name)
 			return ctrl.Result{}, nil
 		}
@@ -69,11 +73,21 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 		r.state.applyClusterQueue(&cq)
 		r.generations[cq.Name] = cq.Generation
 	}
-	if err := r.updateStatus(ctx, &cq); err != nil {
+	wait, err := r.updateStatus(ctx, &cq)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	inUse := r.state.Cache.Reserving(cq.Name) > 0
-	return syncFinalizer(ctx, r.client, &cq, inUse)
+	res, err := syncFinalizer(ctx, r.client, &cq, inUse)
+	return requeueWithin(res, wait), err
+}
+
+// requeueWithin brings a result's requeue forward to wait, if sooner.
+func requeueWithin(res ctrl.Result, wait time.Duration) ctrl.Result {
+	if wait > 0 && (res.RequeueAfter == 0 || wait < res.RequeueAfter) {
+		res.RequeueAfter = wait
+	}
+	return res
 }
 
 // finalizerRecheck is how often an object being deleted but still in use
@@ -100,7 +114,9 @@ func syncFinalizer(ctx context.Context, c client.Client, obj client.Object, inUs
 	return ctrl.Result{}, nil
 }
 
-func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1beta1.ClusterQueue) error {
+// updateStatus writes the queue's status when it changed and the budget
+// allows; otherwise it says how long to wait.
+func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1beta1.ClusterQueue) (time.Duration, error) {
 	st := r.state.Cache.ClusterQueueStatus(cq.Name)
 	pending := r.state.Queues.PendingInClusterQueue(cq.Name)
 	newStatus := cq.Status.DeepCopy()
@@ -116,12 +132,16 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	meta.SetStatusCondition(&newStatus.Conditions, activeCondition(cq, st))
 	recordQueueMetrics(cq.Name, pending, st)
 	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {
-		return nil
+		return 0, nil
+	}
+	urgent := !equality.Semantic.DeepEqual(cq.Status.Conditions, newStatus.Conditions)
+	if wait := r.budget.turn(cq.Name, urgent); wait > 0 {
+		return wait, nil
 	}
 	orig := cq.DeepCopy()
 	cq.Status = *newStatus
 	err := r.client.Status().Patch(ctx, cq, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-	return client.IgnoreNotFound(err)
+	return 0, client.IgnoreNotFound(err)
 }
 
 func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1.Condition {
@@ -160,6 +180,7 @@ func recordQueueMetrics(name string, pending int, st core.QueueStatus) {
 // to flavor changes signalled through the state.
 func (r *ClusterQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.generations = map[string]int64{}
+	r.budget = newStatusBudget(clock.RealClock{})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.ClusterQueue{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},

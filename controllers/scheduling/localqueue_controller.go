@@ -2,12 +2,14 @@ package scheduling
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -24,6 +26,8 @@ import (
 type LocalQueueReconciler struct {
 	client client.Client
 	state  *State
+	// budget spreads status writes over time when many queues change.
+	budget *statusBudget
 }
 
 // Reconcile applies a LocalQueue and refreshes its status.
@@ -40,15 +44,19 @@ func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.client.Get(ctx, req.NamespacedName, &lq); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.state.forgetLocalQueue(req.Namespace, req.Name)
+			r.budget.forget(req.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}
 	r.state.applyLocalQueue(&lq)
-	return ctrl.Result{}, r.updateStatus(ctx, &lq)
+	wait, err := r.updateStatus(ctx, &lq)
+	return ctrl.Result{RequeueAfter: wait}, err
 }
 
-func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1beta1.LocalQueue) error {
+// updateStatus writes the queue's status when it changed and the budget
+// allows; otherwise it says how long to wait.
+func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1beta1.LocalQueue) (time.Duration, error) {
 	key := lq.Namespace + "/" + lq.Name
 	cq := string(lq.Spec.ClusterQueue)
 	st := r.state.Cache.ClusterQueueStatus(cq)
@@ -72,16 +80,21 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
 	if equality.Semantic.DeepEqual(&lq.Status, newStatus) {
-		return nil
+		return 0, nil
+	}
+	urgent := !equality.Semantic.DeepEqual(lq.Status.Conditions, newStatus.Conditions)
+	if wait := r.budget.turn(key, urgent); wait > 0 {
+		return wait, nil
 	}
 	orig := lq.DeepCopy()
 	lq.Status = *newStatus
-	return client.IgnoreNotFound(r.client.Status().Patch(ctx, lq, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+	return 0, client.IgnoreNotFound(r.client.Status().Patch(ctx, lq, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
 }
 
 // SetupWithManager registers the reconciler; workload changes and
 // ClusterQueue changes refresh the status, coalesced.
 func (r *LocalQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.budget = newStatusBudget(clock.RealClock{})
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &musterv1beta1.LocalQueue{}, localQueueClusterQueueIndex,
 		func(o client.Object) []string {
 			return []string{string(o.(*musterv1beta1.LocalQueue).Spec.ClusterQueue)}

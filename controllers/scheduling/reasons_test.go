@@ -150,3 +150,24 @@ func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
 		t.Fatalf("after another flavor: %d writes, message %q; want 2, %q", writes, message(), other.Message())
 	}
 }
+
+// Under the client's rate limit, reasons take only the writes the
+// scheduler leaves: with its budget drained by admissions (and the floor's
+// token used), a reason waits; once the budget refills it goes.
+func TestReasonsTakeWhatAdmissionsLeave(t *testing.T) {
+	r := newReasonWriter(nil, clock.RealClock{}, 10)
+	for range 10 {
+		r.schedulerWrote()
+	}
+	r.floor.TryAccept()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := r.wait(ctx); err == nil {
+		t.Fatal("a reason was written from a budget the scheduler had used up")
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.wait(ctx); err != nil {
+		t.Fatalf("no reason written once the budget refilled: %v", err)
+	}
+}

@@ -100,7 +100,11 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	// take the room it needs (and become its victims).
 	var deferred []entry
 	held := map[string]bool{} // queues with a deferred workload
+	admitted := 0
 	for _, e := range entries {
+		if !s.admissionsLeft(admitted) {
+			return decisions
+		}
 		q := s.Queue(e.cq)
 		if q == nil {
 			continue
@@ -116,12 +120,24 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 			continue
 		}
 		decisions = append(decisions, d)
+		admitted += countAdmission(&d)
 	}
 	for _, e := range deferred {
+		if !s.admissionsLeft(admitted) {
+			break
+		}
 		d, _ := c.decide(s, s.Queue(e.cq), e.wl, false)
 		decisions = append(decisions, d)
+		admitted += countAdmission(&d)
 	}
 	return decisions
+}
+
+func countAdmission(d *Decision) int {
+	if d.isNewAdmission() {
+		return 1
+	}
+	return 0
 }
 
 // scheduleFair picks, one at a time, the head of the queue that wins the
@@ -144,14 +160,28 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 		ordered = append(ordered, r)
 	}
 	sort.Slice(ordered, func(i, j int) bool { return ordered[i].name < ordered[j].name })
+	// The trees take turns, one decision each, so that a cycle stopped at
+	// its admission limit does not always serve the same trees first.
 	var decisions []Decision
-	for _, root := range ordered {
-		for q := root.pickFair(lists); q != nil; q = root.pickFair(lists) {
+	admitted := 0
+	for len(ordered) > 0 {
+		live := ordered[:0]
+		for _, root := range ordered {
+			q := root.pickFair(lists)
+			if q == nil {
+				continue
+			}
+			if !s.admissionsLeft(admitted) {
+				return decisions
+			}
 			wl := lists[q.Name][0]
 			lists[q.Name] = lists[q.Name][1:]
 			d, _ := c.decide(s, q, wl, false)
 			decisions = append(decisions, d)
+			admitted += countAdmission(&d)
+			live = append(live, root)
 		}
+		ordered = live
 	}
 	return decisions
 }

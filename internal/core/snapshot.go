@@ -34,11 +34,32 @@ type Snapshot struct {
 	// broken maps admitted workloads to the nodes of their placements
 	// that failed (gone, not Ready, tainted NoExecute).
 	broken map[string][]string
+	// admitLimit, when positive, is how many new admissions the cycle may
+	// decide (see LimitAdmissions).
+	admitLimit int
 }
 
 // SetNow gives the cycle its time: the core reads no clock. Without it,
 // workloads preempt as soon as they need to.
 func (s *Snapshot) SetNow(t time.Time) { s.now = t }
+
+// LimitAdmissions stops the cycle once it has decided n new admissions
+// (n <= 0: no limit). The workloads it has not reached stay pending,
+// undecided: neither parked nor given a reason. A controller whose writes
+// are rate limited admits only what it can write now, so a higher-priority
+// workload that arrives meanwhile is decided on next, not queued behind
+// admissions decided long before they could be written.
+func (s *Snapshot) LimitAdmissions(n int) { s.admitLimit = n }
+
+// admissionsLeft reports whether the cycle may decide another admission,
+// given those it has decided.
+func (s *Snapshot) admissionsLeft(admitted int) bool {
+	return s.admitLimit <= 0 || admitted < s.admitLimit
+}
+
+// isNewAdmission reports whether a decision admits a pending workload
+// (not a repair of an admitted one's placement).
+func (d *Decision) isNewAdmission() bool { return d.Admission != nil && d.Workload.Admission == nil }
 
 // QueueSnapshot is a ClusterQueue, its admitted workloads and its place in
 // the cohort tree at the start of a cycle.
