@@ -6,8 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,18 +24,6 @@ import (
 	"github.com/musterhq/muster/internal/workload"
 )
 
-// admissionWriters bounds the admission writes in flight. The cycle does
-// not wait for them: the cache already holds the assumed admissions, so the
-// next cycle decides on top of them while they are written. Nor does it
-// decide more admissions than there are free writers: when the client's
-// rate limit holds the writes back, what is admitted next is decided when
-// a writer frees, among the workloads pending then, in priority order —
-// not in a queue of admissions decided a minute before they are written
-// (measured on Kueue's large-scale mix at QPS 50: medium workloads
-// arriving behind 3,000 such decisions waited for all of them, p99 2x
-// Kueue's).
-const admissionWriters = 16
-
 // Scheduler is the admission loop. It runs only on the leader: it rebuilds
 // the core from the API, then, whenever something may have become
 // admissible, runs one cycle of the core over a snapshot and applies the
@@ -51,12 +37,8 @@ type Scheduler struct {
 	clock    clock.Clock
 	// reasons writes pending reasons off the scheduling path.
 	reasons *reasonWriter
-	// writers holds a slot per admission write in flight; inflight counts
-	// them for drain. cutShort is set when a cycle stopped at the free
-	// writers: the next writer to finish runs another cycle.
-	writers  chan struct{}
-	inflight sync.WaitGroup
-	cutShort atomic.Bool
+	// writes runs the admission writes, off the cycle.
+	writes *writeQueue
 	// wake runs a cycle when a waiting preemptor may preempt, or a failed
 	// eviction is to be retried.
 	wake *waker
@@ -66,7 +48,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 	s := &Scheduler{
 		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
 		reasons: newReasonWriter(c, clk, clientQPS),
-		writers: make(chan struct{}, admissionWriters),
+		writes:  newWriteQueue(clk, state.Queues.Notify),
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
 	state.OnForget = s.reasons.forget
@@ -126,7 +108,7 @@ func (s *Scheduler) settle(ctx context.Context) {
 }
 
 // drain waits for the admission writes in flight.
-func (s *Scheduler) drain() { s.inflight.Wait() }
+func (s *Scheduler) drain() { s.writes.drain() }
 
 // NeedLeaderElection makes the scheduler run on the leader only.
 func (s *Scheduler) NeedLeaderElection() bool { return true }
@@ -186,18 +168,19 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 
 // cycle decides on a snapshot and applies the decisions.
 func (s *Scheduler) cycle(ctx context.Context) {
-	free := s.freeWriters()
-	if free == 0 {
+	budget := s.writes.budget()
+	if budget <= 0 {
+		s.writes.stoppedAtBudget()
 		return
 	}
 	heads, seq := s.state.Queues.Heads()
 	snapshot := s.state.Cache.Snapshot()
 	now := s.clock.Now()
 	snapshot.SetNow(now)
-	snapshot.LimitAdmissions(free)
+	snapshot.LimitAdmissions(budget)
 	decisions := core.Schedule(snapshot, heads)
-	if admissions(decisions) == free {
-		s.waitForWriter()
+	if admissions(decisions) == budget {
+		defer s.writes.stoppedAtBudget()
 	}
 	for _, d := range decisions {
 		switch {
@@ -236,36 +219,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			continue
 		}
 		s.state.Queues.Delete(wl.Key)
-		s.inflight.Add(1)
-		s.writers <- struct{}{}
-		go func() {
-			defer s.writerDone()
-			s.admit(ctx, &wl)
-		}()
-	}
-}
-
-// freeWriters is how many admissions a cycle may decide now; with none
-// free, the next writer to finish runs the cycle.
-func (s *Scheduler) freeWriters() int {
-	free := cap(s.writers) - len(s.writers)
-	if free == 0 {
-		s.waitForWriter()
-		// A writer that finished before the flag was set did not see it.
-		free = cap(s.writers) - len(s.writers)
-	}
-	return free
-}
-
-// waitForWriter makes the next writer to finish run a cycle: the last one
-// stopped at its admission limit, so more may be admissible.
-func (s *Scheduler) waitForWriter() { s.cutShort.Store(true) }
-
-func (s *Scheduler) writerDone() {
-	<-s.writers
-	s.inflight.Done()
-	if s.cutShort.CompareAndSwap(true, false) {
-		s.state.Queues.Notify()
+		s.writes.submit(func() { s.admit(ctx, &wl) })
 	}
 }
 

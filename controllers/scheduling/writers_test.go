@@ -15,9 +15,9 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
 
-// A cycle decides no more admissions than there are free writers; the
-// rest stay pending, undecided, and the writer that frees a slot runs the
-// next cycle, which admits them.
+// A cycle decides no more admissions than the writers can take now; the
+// rest stay pending, undecided, and once half of them are written the
+// writers run the next cycle, which admits them.
 func TestCycleAdmitsOnlyWhatItCanWrite(t *testing.T) {
 	const n = admissionWriters + 4
 	var objs []client.Object
@@ -43,7 +43,7 @@ func TestCycleAdmitsOnlyWhatItCanWrite(t *testing.T) {
 	s := newScheduler(c, c, state, events.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Now()), 50)
 	s.cycle(context.Background())
 	if got := state.Cache.Reserving("cq"); got != admissionWriters {
-		t.Fatalf("first cycle reserved %d, want one per writer (%d)", got, admissionWriters)
+		t.Fatalf("first cycle reserved %d, want one per writer while none has written yet (%d)", got, admissionWriters)
 	}
 	if got := state.Queues.PendingInClusterQueue("cq"); got != n-admissionWriters {
 		t.Fatalf("%d left pending, want %d", got, n-admissionWriters)

@@ -40,8 +40,8 @@ func (t *Tracker) Apply(phase Phase, w *Workload) {
 	case PhaseGone:
 		t.Forget(w.Key)
 	case PhaseHolding:
-		if t.Cache.AddOrUpdateWorkload(w) {
-			t.Queues.Unpark() // admission may have waited for these pods
+		if t.Cache.AddOrUpdateWorkload(w) && t.Cache.blocksAdmission() {
+			t.Queues.Unpark() // admission waited for these pods
 		}
 		t.Queues.Delete(w.Key)
 	case PhaseBackoff, PhaseInactive:

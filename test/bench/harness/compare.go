@@ -25,6 +25,8 @@ type CompareSpec struct {
 	// Calibration, when known, adds admissions/s as a share of the API
 	// server's ceiling to the table.
 	Calibration *Calibration
+	// Timeline adds each run minute by minute to the report.
+	Timeline bool
 }
 
 // Compare runs the comparison and writes results.json, results.md and
@@ -55,7 +57,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 			}
 		}
 	}
-	return writeReport(spec.Out, results, spec.Calibration, plan, spec.ConfigName, spec.Log)
+	return writeReport(spec.Out, results, spec.Calibration, plan, spec.ConfigName, spec.Timeline, spec.Log)
 }
 
 // logPlacement prints a topology-aware run's placement check.
@@ -73,7 +75,7 @@ func logPlacement(log io.Writer, res *Result) {
 
 // Report renders results.md and the plot again from a results directory,
 // e.g. after an interrupted comparison.
-func Report(dir string, cfg *Config, configName string, log io.Writer) error {
+func Report(dir string, cfg *Config, configName string, timeline bool, log io.Writer) error {
 	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
 	if err != nil {
 		return err
@@ -86,13 +88,16 @@ func Report(dir string, cfg *Config, configName string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return writeReport(dir, results, cal, cfg.Plan(), configName, log)
+	return writeReport(dir, results, cal, cfg.Plan(), configName, timeline, log)
 }
 
-func writeReport(dir string, results []*Result, cal *Calibration, plan Plan, configName string, log io.Writer) error {
+func writeReport(dir string, results []*Result, cal *Calibration, plan Plan, configName string, timeline bool, log io.Writer) error {
 	table := Table(results, plan.Classes)
 	if cal != nil {
 		table += CeilingTable(results, cal)
+	}
+	if timeline {
+		table += TimelineTable(results)
 	}
 	md := fmt.Sprintf("Mix `%s` (%d ClusterQueues, %d workloads).\n%s", configName, len(plan.Queues), plan.Workloads(), table)
 	if err := os.WriteFile(filepath.Join(dir, "results.md"), []byte(md), 0o644); err != nil {

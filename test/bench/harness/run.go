@@ -91,6 +91,8 @@ type Result struct {
 	// Placement is the check of every admitted placement against the
 	// nodes, in a topology-aware mix.
 	Placement *PlacementStats `json:"placement,omitempty"`
+	// Timeline is the run minute by minute.
+	Timeline []Window `json:"timeline,omitempty"`
 }
 
 // Run starts an API server and the target, runs the mix to the end and
@@ -254,6 +256,7 @@ func (r *Recorder) result(plan Plan, start time.Time) *Result {
 		res.AdmissionsPerSecond = float64(n) / d
 	}
 	res.PeakAdmissionsPerSecond = peakRate(r.admissions, 5*time.Second)
+	res.Timeline = r.windows(start)
 	if res.WallSeconds > 0 {
 		res.Utilization = held / (float64(plan.Capacity()) * res.WallSeconds)
 	}

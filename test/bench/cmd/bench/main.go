@@ -91,6 +91,7 @@ func runCmd(ctx context.Context, args []string) error {
 	modes := fs.String("modes", "parity,kueue-defaults,unthrottled", "Modes to run: parity (both at QPS 50, burst 100), kueue-defaults (both at Kueue's defaults, QPS 300, burst 500), unthrottled.")
 	reps := fs.Int("reps", 1, "Repetitions of each target and mode.")
 	prof := fs.Duration("profile", 0, "Take a CPU profile of each target over this long, 10 s into each run (runs/*/cpu.pprof).")
+	timeline := fs.Bool("timeline", false, "Add each run minute by minute to the report (for mixes whose arrivals are spread over the run).")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
@@ -108,6 +109,7 @@ func runCmd(ctx context.Context, args []string) error {
 	return harness.Compare(ctx, harness.CompareSpec{
 		Config: cfg, ConfigName: filepath.Base(*config), Targets: targets,
 		Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out, Log: os.Stdout, Calibration: cal, Profile: *prof,
+		Timeline: *timeline,
 	})
 }
 
@@ -146,10 +148,11 @@ func reportCmd(args []string) error {
 	fs := flag.NewFlagSet("report", flag.ExitOnError)
 	out := fs.String("out", "bin/bench/results", "Directory holding results.json (and calibration.json).")
 	config := fs.String("config", "test/bench/configs/quick.yaml", "Generator config the results came from.")
+	timeline := fs.Bool("timeline", false, "Add each run minute by minute.")
 	_ = fs.Parse(args)
 	cfg, err := harness.LoadConfig(*config)
 	if err != nil {
 		return err
 	}
-	return harness.Report(*out, cfg, filepath.Base(*config), os.Stdout)
+	return harness.Report(*out, cfg, filepath.Base(*config), *timeline, os.Stdout)
 }
