@@ -14,7 +14,8 @@ const admissionWriters = 16
 
 // A cycle decides no more admissions than the writers can write in about
 // writeHorizon (at the rate they wrote over the last second, and at least
-// admissionWriters). When the client's rate limit holds the writes back,
+// twice admissionWriters, so that every writer stays busy while the next
+// cycle runs). When the client's rate limit holds the writes back,
 // what is admitted next is thus decided when there is room to write it,
 // among the workloads pending then, in priority order — not queued behind
 // admissions decided a minute before they can be written (measured on
@@ -69,7 +70,7 @@ func (q *writeQueue) depth() int {
 			n += q.written[i]
 		}
 	}
-	return max(admissionWriters, n)
+	return max(2*admissionWriters, n)
 }
 
 // stoppedAtBudget makes the writers run a cycle once half the queue is

@@ -8,14 +8,14 @@ import (
 )
 
 // The queue's depth follows the writes of the last second: fast writers
-// let a cycle decide about a second's worth, slow ones admissionWriters;
+// let a cycle decide about a second's worth, slow ones 2 x admissionWriters;
 // a stopped cycle is woken once half the queue is written.
 func TestWriteQueueFollowsTheWriteRate(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	wakes := 0
 	q := newWriteQueue(clk, func() { wakes++ })
-	if got := q.budget(); got != admissionWriters {
-		t.Fatalf("budget %d with nothing written yet, want %d", got, admissionWriters)
+	if got := q.budget(); got != 2*admissionWriters {
+		t.Fatalf("budget %d with nothing written yet, want %d", got, 2*admissionWriters)
 	}
 	for range 100 {
 		q.submit(func() {})
@@ -25,11 +25,11 @@ func TestWriteQueueFollowsTheWriteRate(t *testing.T) {
 		t.Fatalf("budget %d after 100 writes within a second, want 100", got)
 	}
 	clk.Step(2 * writeHorizon)
-	if got := q.budget(); got != admissionWriters {
-		t.Fatalf("budget %d once those writes are old, want %d", got, admissionWriters)
+	if got := q.budget(); got != 2*admissionWriters {
+		t.Fatalf("budget %d once those writes are old, want %d", got, 2*admissionWriters)
 	}
 	block := make(chan struct{})
-	for range admissionWriters {
+	for range 2 * admissionWriters {
 		q.submit(func() { <-block })
 	}
 	q.stoppedAtBudget()

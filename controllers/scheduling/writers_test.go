@@ -19,7 +19,8 @@ import (
 // rest stay pending, undecided, and once half of them are written the
 // writers run the next cycle, which admits them.
 func TestCycleAdmitsOnlyWhatItCanWrite(t *testing.T) {
-	const n = admissionWriters + 4
+	const n = 2*admissionWriters + 4
+	const first = 2 * admissionWriters
 	var objs []client.Object
 	for i := range n {
 		objs = append(objs, gpuWorkload(fmt.Sprintf("w%02d", i), 0, "0"))
@@ -42,16 +43,16 @@ func TestCycleAdmitsOnlyWhatItCanWrite(t *testing.T) {
 	}
 	s := newScheduler(c, c, state, events.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Now()), 50)
 	s.cycle(context.Background())
-	if got := state.Cache.Reserving("cq"); got != admissionWriters {
-		t.Fatalf("first cycle reserved %d, want one per writer while none has written yet (%d)", got, admissionWriters)
+	if got := state.Cache.Reserving("cq"); got != first {
+		t.Fatalf("first cycle reserved %d, want two per writer while none has written yet (%d)", got, first)
 	}
-	if got := state.Queues.PendingInClusterQueue("cq"); got != n-admissionWriters {
-		t.Fatalf("%d left pending, want %d", got, n-admissionWriters)
+	if got := state.Queues.PendingInClusterQueue("cq"); got != n-first {
+		t.Fatalf("%d left pending, want %d", got, n-first)
 	}
 	drainWake(state)
 	s.cycle(context.Background()) // no writer free: decides nothing
-	if got := state.Cache.Reserving("cq"); got != admissionWriters {
-		t.Fatalf("a cycle with no free writer reserved %d", got-admissionWriters)
+	if got := state.Cache.Reserving("cq"); got != first {
+		t.Fatalf("a cycle with a full queue reserved %d", got-first)
 	}
 	close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -165,7 +165,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	}
 	start := time.Now()
 	if pprofAddr != "" {
-		go profile(watchCtx, pprofAddr, spec.Profile, filepath.Join(spec.Dir, "cpu.pprof"))
+		go profile(watchCtx, pprofAddr, spec.Profile, spec.Dir)
 	}
 	genErr := make(chan error, 1)
 	go func() { genErr <- generate(ctx, api, spec.Target, plan, rec, placements) }()
@@ -263,12 +263,19 @@ func (r *Recorder) result(plan Plan, start time.Time) *Result {
 	return res
 }
 
-// profile saves a CPU profile of the target, from 10 s into the run.
-func profile(ctx context.Context, addr string, d time.Duration, path string) {
+// profile saves a CPU profile of the target, from 10 s into the run, and
+// a heap profile at its end.
+func profile(ctx context.Context, addr string, d time.Duration, dir string) {
 	if !sleepUntil(ctx, time.Now().Add(10*time.Second)) {
 		return
 	}
-	url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))
+	base := "http://" + addr + "/debug/pprof/"
+	save(ctx, fmt.Sprintf("%sprofile?seconds=%d", base, int(d.Seconds())), filepath.Join(dir, "cpu.pprof"))
+	save(ctx, base+"heap", filepath.Join(dir, "heap.pprof"))
+}
+
+// save writes what a URL returns to path; a failure leaves no file.
+func save(ctx context.Context, url, path string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return

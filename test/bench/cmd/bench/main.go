@@ -90,7 +90,7 @@ func runCmd(ctx context.Context, args []string) error {
 	config := fs.String("config", "test/bench/configs/quick.yaml", "Generator config (Kueue's schema).")
 	modes := fs.String("modes", "parity,kueue-defaults,unthrottled", "Modes to run: parity (both at QPS 50, burst 100), kueue-defaults (both at Kueue's defaults, QPS 300, burst 500), unthrottled.")
 	reps := fs.Int("reps", 1, "Repetitions of each target and mode.")
-	prof := fs.Duration("profile", 0, "Take a CPU profile of each target over this long, 10 s into each run (runs/*/cpu.pprof).")
+	prof := fs.Duration("profile", 0, "Take a CPU profile of each target over this long, 10 s into each run, and a heap profile at its end (runs/*/{cpu,heap}.pprof).")
 	timeline := fs.Bool("timeline", false, "Add each run minute by minute to the report (for mixes whose arrivals are spread over the run).")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
