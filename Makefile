@@ -183,6 +183,10 @@ bench-large: envtest-assets bench-bins ## Muster vs Kueue on the large-scale mix
 bench-large-full: envtest-assets bench-bins ## Kueue's large-scale mix (1,000 ClusterQueues, 50,000 workloads), the three modes x 3 runs (many hours on 2 cores).
 	$(BENCH) run -config test/bench/configs/large-scale.yaml -modes $(BENCH_MODES) -reps 3 -out $(BENCH_DIR)/large
 
+.PHONY: bench-steady
+bench-steady: envtest-assets bench-bins ## Muster vs Kueue on the steady-state mix (arrivals spread over 10 minutes at 80% of the calibrated API server ceiling), unthrottled, minute by minute (most of an hour).
+	$(BENCH) run -config test/bench/configs/steady.yaml -modes unthrottled -reps 1 -timeline -out $(BENCH_DIR)/steady
+
 ##@ Local cluster
 
 .PHONY: cluster-up

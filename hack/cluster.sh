@@ -339,21 +339,27 @@ operators() {
   printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: validator.training-operator.kubeflow.org\n' |
     kubectl apply -f - >/dev/null
   stop training-operator
+  # Its certificate controller expects the Secret mounted at a fixed path,
+  # as in a pod, and waits for the files there; on loopback they are copied
+  # there once generated. The path is shared by every local cluster on this
+  # machine: a pair left by another one is removed first, and the new pair
+  # replaces the directory in one rename — copied file by file, the
+  # operator once read the new certificate with the old key ("tls: private
+  # key does not match public key") and exited on a cold start.
+  local certs=/tmp/k8s-webhook-server/serving-certs tmp
+  mkdir -p "${certs%/*}"
+  rm -rf "$certs"
   start training-operator env POD_NAMESPACE=kubeflow "$bin/training-operator" --kubeconfig "$kubeconfig" \
     --enable-scheme pytorchjob --leader-elect=false --metrics-bind-address 127.0.0.1:0 \
     --health-probe-bind-address 127.0.0.1:0 --webhook-server-port "$((webhook_port + 1))"
-  # Its certificate controller expects the Secret mounted at a fixed path,
-  # as in a pod; on loopback, copy it there once generated.
-  local certs=/tmp/k8s-webhook-server/serving-certs
   wait_for "training-operator certificate" 60 operator_cert_generated
-  # That path is fixed, so it is shared by every local cluster on this
-  # machine; each file is replaced whole (the operator only needs them to
-  # exist: it serves no webhooks here).
-  mkdir -p "$certs"
+  tmp=$(mktemp -d "$certs.XXXXXX")
   for f in tls.crt tls.key; do
-    kubectl -n kubeflow get secret training-operator-webhook-cert -o jsonpath="{.data.${f/./\\.}}" | base64 -d >"$certs/$f.$$"
-    mv -f "$certs/$f.$$" "$certs/$f"
+    kubectl -n kubeflow get secret training-operator-webhook-cert -o jsonpath="{.data.${f/./\\.}}" | base64 -d >"$tmp/$f"
   done
+  chmod 755 "$tmp"
+  rm -rf "$certs"
+  mv -T "$tmp" "$certs"
   start kuberay-operator "$bin/kuberay-operator" --kubeconfig "$kubeconfig" --enable-leader-election=false \
     --metrics-addr 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0
   say "operators started (logs: $run/logs/training-operator.log, kuberay-operator.log)"

@@ -173,3 +173,30 @@ func TestLargeScaleIsKueuesOwn(t *testing.T) {
 		t.Fatalf("%d ClusterQueues, want 1,000", n)
 	}
 }
+
+// TestSteadyIsSpreadOverTenMinutes: the steady mix arrives evenly, every
+// set over 10 minutes (±1%), at ~143 workloads/s in all: 80% of the
+// calibrated ceiling of 179 workload lifecycles/s.
+func TestSteadyIsSpreadOverTenMinutes(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs/steady.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := cfg.Plan()
+	rate := 0.0
+	for _, q := range plan.Queues {
+		for _, set := range q.Sets {
+			span := float64(set.Count) * float64(set.CreationIntervalMs) / 1000
+			if span < 594 || span > 606 {
+				t.Errorf("%s: a set arrives over %.0f s, want 600", q.Name, span)
+			}
+			rate += 1000 / float64(set.CreationIntervalMs)
+		}
+	}
+	if rate < 0.78*179.1 || rate > 0.82*179.1 {
+		t.Errorf("arrivals at %.1f/s, want ~80%% of 179.1", rate)
+	}
+	if n := plan.Workloads(); n != 85530 {
+		t.Errorf("%d workloads, want 85,530", n)
+	}
+}
