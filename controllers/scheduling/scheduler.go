@@ -227,7 +227,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 func admissions(ds []core.Decision) int {
 	n := 0
 	for _, d := range ds {
-		if d.Admission != nil && d.Workload.Admission == nil {
+		if d.AdmitsPending() {
 			n++
 		}
 	}

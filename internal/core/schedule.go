@@ -64,6 +64,10 @@ func (d *Decision) Message() string {
 	return d.Pending.Message()
 }
 
+// AdmitsPending reports whether a decision admits a pending workload (not
+// a repair of an admitted one's placement).
+func (d *Decision) AdmitsPending() bool { return d.Admission != nil && d.Workload.Admission == nil }
+
 // Schedule runs one admission cycle over a snapshot. It tries every
 // pending workload of every ClusterQueue — highest priority and oldest first
 // across queues, or, with fair sharing, in the order of the cohort
@@ -134,7 +138,7 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 }
 
 func countAdmission(d *Decision) int {
-	if d.isNewAdmission() {
+	if d.AdmitsPending() {
 		return 1
 	}
 	return 0

@@ -57,10 +57,6 @@ func (s *Snapshot) admissionsLeft(admitted int) bool {
 	return s.admitLimit <= 0 || admitted < s.admitLimit
 }
 
-// isNewAdmission reports whether a decision admits a pending workload
-// (not a repair of an admitted one's placement).
-func (d *Decision) isNewAdmission() bool { return d.Admission != nil && d.Workload.Admission == nil }
-
 // QueueSnapshot is a ClusterQueue, its admitted workloads and its place in
 // the cohort tree at the start of a cycle.
 type QueueSnapshot struct {
