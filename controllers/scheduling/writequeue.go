@@ -54,11 +54,19 @@ func newWriteQueue(clk clock.PassiveClock, wake func()) *writeQueue {
 	return &writeQueue{clock: clk, slots: make(chan struct{}, admissionWriters), wake: wake}
 }
 
-// budget is how many admissions a cycle may decide now.
+// budget is how many admissions a cycle may decide now: none while more
+// than half the queue is still to be written (the cycle would cost a pass
+// over every pending workload for a few admissions; measured on the
+// large-scale mix at QPS 50, cycles run on every arrival took 0.8 of a
+// core); the writers run the next cycle once it drains to half.
 func (q *writeQueue) budget() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.depth() - q.queued
+	depth := q.depth()
+	if q.queued > depth/2 {
+		return 0
+	}
+	return depth - q.queued
 }
 
 // depth is how many decided admissions may wait to be written; q.mu held.

@@ -32,6 +32,9 @@ func TestWriteQueueFollowsTheWriteRate(t *testing.T) {
 	for range 2 * admissionWriters {
 		q.submit(func() { <-block })
 	}
+	if got := q.budget(); got != 0 {
+		t.Fatalf("budget %d with the queue full, want 0 until half of it is written", got)
+	}
 	q.stoppedAtBudget()
 	if wakes != 0 {
 		t.Fatal("woken with the queue full")
