@@ -185,7 +185,10 @@ func (r *ClusterQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&musterv1beta1.ClusterQueue{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{},
 			deletionPredicate()))).
-		Watches(&musterv1beta1.Workload{}, coalescing(r.workloadToClusterQueue)).
+		Watches(&musterv1beta1.Workload{}, coalescingAfter(func() time.Duration {
+			cqs, _ := r.state.Queues.Counts()
+			return queueStatusDelay(cqs)
+		}, r.workloadToClusterQueue)).
 		WatchesRawSource(source.Channel(r.state.clusterQueueEvents, &handler.EnqueueRequestForObject{})).
 		Named("clusterqueue").
 		// One worker: the generations map is not shared between goroutines.

@@ -103,7 +103,10 @@ func (r *LocalQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.LocalQueue{}).
-		Watches(&musterv1beta1.Workload{}, coalescing(func(o client.Object) []reconcile.Request {
+		Watches(&musterv1beta1.Workload{}, coalescingAfter(func() time.Duration {
+			_, lqs := r.state.Queues.Counts()
+			return queueStatusDelay(lqs)
+		}, func(o client.Object) []reconcile.Request {
 			wl := o.(*musterv1beta1.Workload)
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: string(wl.Spec.QueueName)}}}
 		})).

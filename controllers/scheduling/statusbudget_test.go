@@ -33,3 +33,12 @@ func TestStatusBudget(t *testing.T) {
 	b.forget("gone")
 	g.Expect(b.turns).To(BeEmpty())
 }
+
+// A few queues are looked at a second after their workloads change; many
+// no more often than the budget can write them.
+func TestQueueStatusDelay(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(queueStatusDelay(1)).To(Equal(statusCoalesceDelay))
+	g.Expect(queueStatusDelay(queueStatusRate)).To(Equal(statusCoalesceDelay))
+	g.Expect(queueStatusDelay(1000)).To(Equal(1000 * time.Second / queueStatusRate))
+}

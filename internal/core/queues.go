@@ -180,6 +180,13 @@ func (q *Queues) Forget(key string) {
 	}
 }
 
+// Counts returns how many ClusterQueues and LocalQueues there are.
+func (q *Queues) Counts() (clusterQueues, localQueues int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queues), len(q.localQueues)
+}
+
 // Unpark gives the parked workloads of the named ClusterQueues (all when
 // none are named) another chance, e.g. because quota was freed.
 func (q *Queues) Unpark(clusterQueues ...string) {
