@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -98,11 +99,14 @@ func (c *Cache) SetLocalQueueStop(key string, p StopPolicy) {
 	}
 }
 
-// UpsertFlavor adds or replaces a flavor.
-func (c *Cache) UpsertFlavor(f *Flavor) {
+// UpsertFlavor adds or replaces a flavor. It reports whether the flavor is
+// new or changed: the queues using it need another look only then.
+func (c *Cache) UpsertFlavor(f *Flavor) (changed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	old, ok := c.flavors[f.Name]
 	c.flavors[f.Name] = f
+	return !ok || !reflect.DeepEqual(old, f)
 }
 
 // DeleteFlavor removes a flavor; queues using it become inactive.
