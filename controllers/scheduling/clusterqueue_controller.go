@@ -134,8 +134,7 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {
 		return 0, nil
 	}
-	urgent := !equality.Semantic.DeepEqual(cq.Status.Conditions, newStatus.Conditions)
-	if wait := r.budget.turn(cq.Name, urgent); wait > 0 {
+	if wait := r.budget.turnFor(cq.Name, cq.Status.Conditions, newStatus.Conditions); wait > 0 {
 		return wait, nil
 	}
 	orig := cq.DeepCopy()

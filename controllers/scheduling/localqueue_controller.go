@@ -82,8 +82,7 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	if equality.Semantic.DeepEqual(&lq.Status, newStatus) {
 		return 0, nil
 	}
-	urgent := !equality.Semantic.DeepEqual(lq.Status.Conditions, newStatus.Conditions)
-	if wait := r.budget.turn(key, urgent); wait > 0 {
+	if wait := r.budget.turnFor(key, lq.Status.Conditions, newStatus.Conditions); wait > 0 {
 		return wait, nil
 	}
 	orig := lq.DeepCopy()

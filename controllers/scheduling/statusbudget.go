@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -70,6 +72,12 @@ func (b *statusBudget) turn(key string, urgent bool) time.Duration {
 // themselves, their flavors or topologies are not delayed.
 func queueStatusDelay(n int) time.Duration {
 	return max(statusCoalesceDelay, time.Duration(n)*time.Second/queueStatusRate)
+}
+
+// turnFor is turn for a status whose conditions go from was to now: a
+// change of them is urgent.
+func (b *statusBudget) turnFor(key string, was, now []metav1.Condition) time.Duration {
+	return b.turn(key, !equality.Semantic.DeepEqual(was, now))
 }
 
 // forget drops a deleted queue's turn.
