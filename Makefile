@@ -6,6 +6,7 @@ SHELL := /usr/bin/env bash -o pipefail
 BIN          ?= $(CURDIR)/bin
 K8S_BIN      ?= $(BIN)/k8s
 CONTROLLER_GEN ?= $(BIN)/controller-gen
+OPENAPI_GEN    ?= $(BIN)/openapi-gen
 GOLANGCI_LINT  ?= $(BIN)/golangci-lint
 GO_TEST_FLAGS ?= -count=1
 # The integration suites share one API server per package; two packages at a
@@ -33,8 +34,13 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs, RBAC and webhook configurations f
 	go run ./hack/genjobmanifests -config config
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+generate: $(CONTROLLER_GEN) $(OPENAPI_GEN) ## Generate deepcopy code, and the OpenAPI definitions the visibility API server serves.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./apis/...
+	$(OPENAPI_GEN) --output-dir apis/visibility/openapi --output-pkg github.com/musterhq/muster/apis/visibility/openapi \
+		--output-file zz_generated.openapi.go --output-model-name-file zz_generated.model_name.go \
+		--go-header-file hack/boilerplate.go.txt --report-filename /dev/null \
+		$(foreach p,apis/meta/v1 runtime version api/resource,--readonly-pkg k8s.io/apimachinery/pkg/$(p) k8s.io/apimachinery/pkg/$(p)) \
+		./apis/visibility/v1beta1
 
 .PHONY: chart
 chart: ## Regenerate the parts of charts/muster that mirror config/ (CRDs, RBAC, webhooks, Services).
@@ -220,8 +226,9 @@ test-e2e: ## Run the end-to-end suite against the local cluster (started if need
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary.
+build: ## Build the manager and the kubectl plugin (bin/kubectl-muster: put bin/ on PATH for `kubectl muster`).
 	go build -o $(BIN)/muster ./cmd/muster
+	go build -o $(BIN)/kubectl-muster ./cmd/kubectl-muster
 
 .PHONY: run
 run: manifests ## Run the manager against the cluster of the current kubeconfig.
@@ -229,6 +236,9 @@ run: manifests ## Run the manager against the cluster of the current kubeconfig.
 
 $(CONTROLLER_GEN): hack/tools/gen/go.mod hack/tools/gen/go.sum
 	cd hack/tools/gen && go build -o $(CONTROLLER_GEN) sigs.k8s.io/controller-tools/cmd/controller-gen
+
+$(OPENAPI_GEN): hack/tools/gen/go.mod hack/tools/gen/go.sum
+	cd hack/tools/gen && go build -o $(OPENAPI_GEN) k8s.io/kube-openapi/cmd/openapi-gen
 
 # golangci-lint with the Kube API Linter built in (one binary).
 $(GOLANGCI_LINT): hack/tools/lint/go.mod hack/tools/lint/go.sum

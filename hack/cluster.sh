@@ -62,6 +62,7 @@ api_port=${API_PORT:-26443}
 webhook_port=${WEBHOOK_PORT:-29443}
 probe_port=${MUSTER_PROBE_PORT:-28081}
 metrics_port=${MUSTER_METRICS_PORT:-28080}
+visibility_port=${MUSTER_VISIBILITY_PORT:-28082}
 token=muster-local-admin-token
 # WORKLOAD_API: the flags of the upstream Workload API (see above).
 workload_gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true
@@ -152,19 +153,52 @@ stop() {
 
 pki() {
   local p=$run/pki
-  [[ -f $p/sa.key ]] && return 0
   mkdir -p "$p"
-  openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
-  openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
-  # The webhook server's CA and certificate, for 127.0.0.1.
-  openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=muster-local-ca" \
-    -keyout "$p/ca.key" -out "$p/ca.crt" 2>/dev/null
+  if [[ ! -f $p/sa.key ]]; then
+    openssl genrsa -out "$p/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$p/sa.key" -pubout -out "$p/sa.pub" 2>/dev/null
+    # The webhook server's CA.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=muster-local-ca" \
+      -keyout "$p/ca.key" -out "$p/ca.crt" 2>/dev/null
+    printf '%s,admin,admin,system:masters\n' "$token" >"$p/tokens.csv"
+  fi
+  serving_cert
+  front_proxy_pki
+}
+
+# visibility_host: the name kube-apiserver checks the visibility API's
+# certificate against (<service>.<namespace>.svc of its APIService).
+visibility_host=muster-webhook-service.muster-system.svc
+
+# serving_cert: the certificate of the webhook server, and of the
+# visibility API, for 127.0.0.1 and the visibility Service's name (made
+# again if an older run directory's lacks that name).
+serving_cert() {
+  local p=$run/pki
+  if [[ -f $p/webhook/tls.crt ]] && openssl x509 -in "$p/webhook/tls.crt" -noout -ext subjectAltName 2>/dev/null | grep -q "$visibility_host"; then
+    return 0
+  fi
   mkdir -p "$p/webhook"
   openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$p/webhook/tls.key" -out "$p/webhook.csr" 2>/dev/null
-  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$p/webhook.ext"
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost,DNS:%s\n' "$visibility_host" >"$p/webhook.ext"
   openssl x509 -req -in "$p/webhook.csr" -CA "$p/ca.crt" -CAkey "$p/ca.key" -CAcreateserial -days 365 \
     -extfile "$p/webhook.ext" -out "$p/webhook/tls.crt" 2>/dev/null
-  printf '%s,admin,admin,system:masters\n' "$token" >"$p/tokens.csv"
+}
+
+# front_proxy_pki: the front proxy's CA and client certificate.
+# kube-apiserver presents the certificate when it proxies a request to an
+# aggregated API (Muster's visibility API), which then trusts the user and
+# groups it names in X-Remote-User and X-Remote-Group.
+front_proxy_pki() {
+  local p=$run/pki
+  [[ -f $p/front-proxy-client.crt ]] && return 0
+  openssl req -x509 -newkey rsa:2048 -nodes -days 365 -subj "/CN=front-proxy-ca" \
+    -keyout "$p/front-proxy-ca.key" -out "$p/front-proxy-ca.crt" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=front-proxy-client" \
+    -keyout "$p/front-proxy-client.key" -out "$p/front-proxy-client.csr" 2>/dev/null
+  printf 'extendedKeyUsage=clientAuth\n' >"$p/front-proxy-client.ext"
+  openssl x509 -req -in "$p/front-proxy-client.csr" -CA "$p/front-proxy-ca.crt" -CAkey "$p/front-proxy-ca.key" \
+    -CAcreateserial -days 365 -extfile "$p/front-proxy-client.ext" -out "$p/front-proxy-client.crt" 2>/dev/null
 }
 
 write_kubeconfig() {
@@ -207,6 +241,10 @@ up() {
     --service-account-signing-key-file "$run/pki/sa.key" --service-cluster-ip-range 10.96.0.0/16 \
     --endpoint-reconciler-type none --allow-privileged \
     --disable-admission-plugins TaintNodesByCondition --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
+    --requestheader-client-ca-file "$run/pki/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
+    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
+    --requestheader-extra-headers-prefix X-Remote-Extra- \
+    --proxy-client-cert-file "$run/pki/front-proxy-client.crt" --proxy-client-key-file "$run/pki/front-proxy-client.key" \
     ${apiserver_flags[@]+"${apiserver_flags[@]}"}
   wait_for kube-apiserver 60 curl -skf -H "Authorization: Bearer $token" "https://127.0.0.1:$api_port/readyz"
   write_kubeconfig
@@ -262,7 +300,7 @@ CONFIG
 muster() {
   mkdir -p "$run/logs" "$run/pids"
   say "building Muster"
-  (cd "$root" && go build -o "$root/bin/muster" ./cmd/muster)
+  (cd "$root" && go build -o "$root/bin/muster" ./cmd/muster && go build -o "$root/bin/kubectl-muster" ./cmd/kubectl-muster)
   make -s -C "$root" job-crds
   say "installing Muster's CRDs and webhooks"
   apply_crds "$root/config/crd/bases"
@@ -280,6 +318,9 @@ metrics:
   # GET /metrics: curl -k with the admin token (docs/local-cluster.md).
   bindAddress: 127.0.0.1:$metrics_port
   secureServing: true
+visibility:
+  # Reached by kube-apiserver through the APIService below.
+  bindAddress: 127.0.0.1:$visibility_port
 webhook:
   host: 127.0.0.1
   port: $webhook_port
@@ -299,6 +340,50 @@ CONFIG
   # an earlier Muster died holding it). Jobs created before then all get
   # their Workloads at the same moment, in no particular order.
   wait_for "Muster to lead and start its controllers" 60 muster_leads
+  register_visibility
+}
+
+# register_visibility: the APIService of visibility.muster.dev. No
+# kube-proxy runs here, so its Service is an ExternalName for localhost:
+# kube-apiserver dials localhost at the APIService's port, where Muster
+# serves with the webhook certificate (signed by the local CA, named for
+# $visibility_host).
+register_visibility() {
+  kubectl apply -f - >/dev/null <<MANIFESTS
+apiVersion: v1
+kind: Service
+metadata:
+  name: muster-webhook-service
+  namespace: muster-system
+spec:
+  type: ExternalName
+  externalName: localhost
+---
+apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1beta1.visibility.muster.dev
+spec:
+  group: visibility.muster.dev
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  caBundle: $(base64 -w0 "$run/pki/ca.crt")
+  service:
+    name: muster-webhook-service
+    namespace: muster-system
+    port: $visibility_port
+MANIFESTS
+  wait_for "the visibility API to be available" 60 visibility_available || {
+    say "kubectl get apiservice v1beta1.visibility.muster.dev says: $(kubectl get apiservice v1beta1.visibility.muster.dev \
+      -o 'jsonpath={.status.conditions[?(@.type=="Available")].message}' 2>&1)"
+    say "(an API server started by an older hack/cluster.sh lacks the front proxy flags: hack/cluster.sh down, then up)"
+    return 1
+  }
+}
+
+visibility_available() {
+  [[ $(kubectl get apiservice v1beta1.visibility.muster.dev -o 'jsonpath={.status.conditions[?(@.type=="Available")].status}') == True ]]
 }
 
 # muster_leads: whether Muster holds the leader lease (its metrics), has

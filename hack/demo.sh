@@ -63,11 +63,43 @@ view() {
   done
 }
 
+# seeing_the_queue: while train-b waits, what a user asks: its position
+# (kubectl muster list), why it waits (kubectl muster why), and the
+# visibility API itself. Prints them; fails if they do not say so.
+seeing_the_queue() {
+  local list why raw
+  echo
+  echo ">> while train-b waits: kubectl muster list workloads -A"
+  list=$(PATH="$root/bin:$PATH" kubectl muster list workloads -A -o wide)
+  echo "$list"
+  echo ">> kubectl muster why job/train-b"
+  why=$(PATH="$root/bin:$PATH" kubectl muster why job/train-b -n default)
+  echo "$why"
+  echo ">> kubectl get --raw /apis/visibility.muster.dev/v1beta1/namespaces/default/localqueues/team/pendingworkloads"
+  raw=$(kubectl get --raw /apis/visibility.muster.dev/v1beta1/namespaces/default/localqueues/team/pendingworkloads)
+  echo "$raw"
+  echo
+  if ! awk '$3=="job/train-b" && $7=="0/0" {found=1} END {exit !found}' <<<"$list"; then
+    echo ">> kubectl muster list did not show train-b first in its queues (position 0/0); logs are in $run/logs" >&2
+    return 1
+  fi
+  if [[ $why != *"nvidia.com/gpu"* || $why != *"must free up"* ]]; then
+    echo ">> kubectl muster why did not name the missing GPUs; logs are in $run/logs" >&2
+    return 1
+  fi
+  [[ $raw == *'"positionInClusterQueue":0'* ]] || { echo ">> the visibility API did not list train-b; logs are in $run/logs" >&2; return 1; }
+}
+
 told_why=""  # the Jobs seen waiting with a reason (QuotaReserved False)
+shown=""     # whether seeing_the_queue ran
 for (( i = 0; i < 120; i++ )); do
   view
   told_why+=$(kubectl get workloads.muster.dev -n default -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name}{" "}{.status.conditions[?(@.type=="QuotaReserved")].status}{"\n"}{end}' 2>/dev/null |
     awk '$2=="False" {printf " %s", $1}')
+  if [[ -z $shown && " $told_why " == *" train-b "* ]]; then
+    seeing_the_queue
+    shown=1
+  fi
   done_jobs=$(kubectl get jobs train-a train-b -n default -o jsonpath='{range .items[*]}{.status.succeeded}{" "}{end}' 2>/dev/null)
   if [[ $done_jobs == "16 16 " ]]; then
     echo
@@ -87,7 +119,7 @@ if [[ -z $a || -z $b || ! $a < $b ]]; then
   exit 1
 fi
 # ...and train-b, waiting for train-a's GPUs, said why.
-if [[ " $told_why " != *" train-b "* ]]; then
+if [[ " $told_why " != *" train-b "* || -z $shown ]]; then
   echo ">> train-b waited for ~15s without a pending reason (QuotaReserved False) in any view; logs are in $run/logs" >&2
   exit 1
 fi

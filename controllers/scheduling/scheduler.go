@@ -52,6 +52,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
 	state.OnForget = s.reasons.forget
+	state.reasonOf = s.reasons.reason
 	return s
 }
 

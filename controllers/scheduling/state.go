@@ -56,6 +56,9 @@ type State struct {
 	// defaultGang is the gang scheduler of ClusterQueues that name none
 	// (gangScheduling.provider).
 	defaultGang musterv1beta1.GangSchedulerProvider
+	// reasonOf is the scheduler's latest pending reason of a workload (set
+	// with the scheduler, before the manager starts).
+	reasonOf func(key string) (core.Pending, bool)
 }
 
 // NewState returns an empty state.

@@ -60,7 +60,7 @@ func run(in io.Reader, out io.Writer) error {
 			return err
 		}
 		text := string(b)
-		if strings.HasSuffix(kind, "WebhookConfiguration") {
+		if strings.HasSuffix(kind, "WebhookConfiguration") || kind == "APIService" {
 			// With cert-manager, its CA injector fills the caBundle.
 			text = strings.Replace(text, "metadata:\n", "metadata:\n"+
 				"{{- if eq .Values.certs.mode \"cert-manager\" }}\n"+

@@ -100,6 +100,9 @@ rules:
 - apiGroups: [muster.dev]
   resources: [clusterqueues/status, cohorts/status, localqueues/status, workloads, workloads/status]
   verbs: [get, list, watch]
+- apiGroups: [visibility.muster.dev]
+  resources: [clusterqueues/pendingworkloads, localqueues/pendingworkloads]
+  verbs: [get]
 ---
 # batch-user: submits jobs of every registered kind to LocalQueues and
 # reads why they wait. Bind it in a namespace with a RoleBinding.
@@ -111,6 +114,9 @@ rules:
 - apiGroups: [muster.dev]
   resources: [localqueues, localqueues/status, workloads, workloads/status]
   verbs: [get, list, watch]
+- apiGroups: [visibility.muster.dev]
+  resources: [localqueues/pendingworkloads]
+  verbs: [get]
 `)
 	for _, k := range kinds {
 		gr := resource(k.GVK)

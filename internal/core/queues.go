@@ -420,13 +420,20 @@ type pendingQueue struct {
 	// unparkDue defers an Unpark to the next Heads: the many releases
 	// between two cycles (every finished workload is one) unpark once.
 	unparkDue bool
+	// version counts the changes of membership or order; sorted is the
+	// queue order as of sortedAt, for readers of positions (Pending).
+	version, sortedAt uint64
+	sorted            []*Workload
 }
 
 func newPendingQueue() *pendingQueue {
 	return &pendingQueue{heap: workloadHeap{index: map[string]int{}}, parked: map[string]*Workload{}}
 }
 
-func (p *pendingQueue) push(wl *Workload) { heap.Push(&p.heap, wl) }
+func (p *pendingQueue) push(wl *Workload) {
+	p.version++
+	heap.Push(&p.heap, wl)
+}
 
 func (p *pendingQueue) get(key string) *Workload {
 	if i, ok := p.heap.index[key]; ok {
@@ -436,6 +443,7 @@ func (p *pendingQueue) get(key string) *Workload {
 }
 
 func (p *pendingQueue) replace(wl *Workload) {
+	p.version++
 	if i, ok := p.heap.index[wl.Key]; ok {
 		p.heap.items[i] = wl
 		heap.Fix(&p.heap, i)
@@ -445,6 +453,7 @@ func (p *pendingQueue) replace(wl *Workload) {
 }
 
 func (p *pendingQueue) remove(key string) {
+	p.version++
 	if i, ok := p.heap.index[key]; ok {
 		heap.Remove(&p.heap, i)
 	}

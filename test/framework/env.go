@@ -43,6 +43,10 @@ type Options struct {
 	JobCRDs []string
 	// APIServerArgs are extra kube-apiserver flags, e.g. feature gates.
 	APIServerArgs map[string]string
+	// Aggregation gives the API server a front proxy (CA and client
+	// certificate), so it can proxy to aggregated APIs such as
+	// visibility.muster.dev (RegisterVisibility).
+	Aggregation bool
 }
 
 // WorkloadAPIArgs turn on Kubernetes' gang scheduling API
@@ -113,6 +117,19 @@ func Start(opts Options) (*Env, error) {
 		Set("max-mutating-requests-inflight", "500")
 	for k, v := range opts.APIServerArgs {
 		apiServer.Configure().Set(k, v)
+	}
+	if opts.Aggregation {
+		dir, err := os.MkdirTemp("", "muster-front-proxy-")
+		if err != nil {
+			return nil, err
+		}
+		args, err := frontProxyArgs(dir)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range args {
+			apiServer.Configure().Set(k, v)
+		}
 	}
 	cfg, err := te.Start()
 	if err != nil {

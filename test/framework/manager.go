@@ -29,14 +29,15 @@ type Manager struct {
 }
 
 // TestConfig is the configuration tests run the manager with: defaults but
-// every registered job kind enabled, no leader election, no metrics or probe
-// listeners, and the webhook server where envtest's webhook configurations
+// every registered job kind enabled, no leader election, no metrics, probe
+// or visibility listeners, and the webhook server where envtest's webhook configurations
 // point.
 func (e *Env) TestConfig() *configv1beta1.Configuration {
 	wh := e.testEnv.WebhookInstallOptions
 	cfg := &configv1beta1.Configuration{
 		Health:                 configv1beta1.HealthConfig{HealthProbeBindAddress: "0"},
 		Metrics:                configv1beta1.MetricsConfig{BindAddress: "0"},
+		Visibility:             configv1beta1.VisibilityConfig{BindAddress: "0"},
 		LeaderElection:         &configv1beta1.LeaderElectionConfig{LeaderElect: ptr.To(false)},
 		InternalCertManagement: &configv1beta1.InternalCertManagement{Enable: ptr.To(false)},
 	}
@@ -175,3 +176,6 @@ func freePort() int {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
 }
+
+// FreePort is a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() int { return freePort() }

@@ -1,7 +1,10 @@
 package framework
 
 import (
+	"github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/musterhq/muster/controllers/metrics"
 )
@@ -11,4 +14,29 @@ import (
 // their ClusterQueues uniquely, so the count is theirs alone.
 func Evictions(clusterQueue, reason string) float64 {
 	return testutil.ToFloat64(metrics.EvictionsTotal.WithLabelValues(clusterQueue, reason))
+}
+
+// GatherMetrics gathers what the managers of this test process registered
+// with controller-runtime's registry (what /metrics serves), by name.
+func GatherMetrics(g gomega.Gomega) map[string]*dto.MetricFamily {
+	fams, err := ctrlmetrics.Registry.Gather()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	out := map[string]*dto.MetricFamily{}
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
+// MetricLabelValues lists the values a family's metrics have for a label.
+func MetricLabelValues(f *dto.MetricFamily, label string) []string {
+	var out []string
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == label {
+				out = append(out, l.GetValue())
+			}
+		}
+	}
+	return out
 }

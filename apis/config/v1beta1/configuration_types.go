@@ -28,6 +28,10 @@ type Configuration struct {
 	// Metrics is where Prometheus metrics are served.
 	Metrics MetricsConfig `json:"metrics,omitempty"`
 
+	// Visibility is where the manager serves visibility.muster.dev, the
+	// aggregated API of pending workloads and their positions.
+	Visibility VisibilityConfig `json:"visibility,omitempty"`
+
 	// PprofBindAddress serves Go's pprof profiles (e.g. "127.0.0.1:8082");
 	// empty, the default, turns them off.
 	PprofBindAddress string `json:"pprofBindAddress,omitempty"`
@@ -108,6 +112,16 @@ type MetricsConfig struct {
 	// Empty, or without those files, a self-signed certificate is generated
 	// at start (Prometheus then scrapes with insecureSkipVerify).
 	CertDir string `json:"certDir,omitempty"`
+}
+
+// VisibilityConfig configures the visibility API server.
+type VisibilityConfig struct {
+	// BindAddress is the host:port of the visibility API; "0" turns it off.
+	// The kube-apiserver reaches it through the APIService
+	// v1beta1.visibility.muster.dev and the webhook Service's visibility
+	// port. Every replica serves it; only the leader has queues, and the
+	// others answer 503 (docs/visibility.md).
+	BindAddress string `json:"bindAddress,omitempty"`
 }
 
 // WebhookConfig configures the webhook server.

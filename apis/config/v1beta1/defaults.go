@@ -13,6 +13,7 @@ const (
 	DefaultNamespace              = "muster-system"
 	DefaultHealthProbeBindAddress = ":8081"
 	DefaultMetricsBindAddress     = ":8443"
+	DefaultVisibilityBindAddress  = ":8082"
 	DefaultWebhookPort            = 9443
 	DefaultWebhookCertDir         = "/tmp/k8s-webhook-server/serving-certs"
 	DefaultLeaderElectionID       = "muster.dev"
@@ -38,6 +39,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.Metrics.BindAddress == "" {
 		c.Metrics.BindAddress = DefaultMetricsBindAddress
+	}
+	if c.Visibility.BindAddress == "" {
+		c.Visibility.BindAddress = DefaultVisibilityBindAddress
 	}
 	if c.Metrics.SecureServing == nil {
 		c.Metrics.SecureServing = ptr.To(true)

@@ -35,6 +35,7 @@ import (
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
+	"github.com/musterhq/muster/controllers/visibility"
 	"github.com/musterhq/muster/webhooks"
 )
 
@@ -212,7 +213,8 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		}
 		return jobs.SetupWebhooks(mgr, cfg, jobOpts)
 	}
-	if err := setupCerts(mgr, cfg, setupWebhooks); err != nil {
+	certsReady, err := setupCerts(mgr, cfg, setupWebhooks)
+	if err != nil {
 		return err
 	}
 	wfpr := cfg.WaitForPodsReady
@@ -229,6 +231,9 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	if err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
 	}
+	if err := setupVisibility(mgr, cfg, state, certsReady); err != nil {
+		return err
+	}
 	if err := setupGangChecker(mgr, state); err != nil {
 		return err
 	}
@@ -239,6 +244,43 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		return fmt.Errorf("setting up the topology ungater: %w", err)
 	}
 	return nil
+}
+
+// visibilityEnabled is whether the manager serves visibility.muster.dev.
+func visibilityEnabled(cfg *configv1beta1.Configuration) bool {
+	return cfg.Visibility.BindAddress != "0"
+}
+
+// setupVisibility serves the pending-workloads API from the scheduler's
+// queues, on every replica, once the serving certificate is on disk.
+func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, certsReady <-chan struct{}) error {
+	if !visibilityEnabled(cfg) {
+		return nil
+	}
+	server := &visibility.Server{
+		BindAddress: cfg.Visibility.BindAddress,
+		CertDir:     cfg.Webhook.CertDir,
+		RestConfig:  mgr.GetConfig(),
+		Source:      visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason},
+	}
+	return mgr.Add(afterCerts{server: server, ready: certsReady})
+}
+
+// afterCerts starts the visibility server once the certificates exist.
+type afterCerts struct {
+	server *visibility.Server
+	ready  <-chan struct{}
+}
+
+func (a afterCerts) NeedLeaderElection() bool { return a.server.NeedLeaderElection() }
+
+func (a afterCerts) Start(ctx context.Context) error {
+	select {
+	case <-a.ready:
+	case <-ctx.Done():
+		return nil
+	}
+	return a.server.Start(ctx)
 }
 
 // setupGangChecker has the API server asked, at start and every 5 s,

@@ -6,6 +6,8 @@ package certs
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,6 +45,9 @@ func TestInternalCertManagement(t *testing.T) {
 		c.Namespace = ptr.To(ns)
 		c.InternalCertManagement.Enable = ptr.To(true)
 		c.Webhook.CertDir = certDir
+		// The visibility API on, but its APIService not installed yet: the
+		// webhooks must start all the same.
+		c.Visibility.BindAddress = fmt.Sprintf("127.0.0.1:%d", framework.FreePort())
 	})
 
 	g.Eventually(func(g Gomega) {
@@ -65,6 +71,21 @@ func TestInternalCertManagement(t *testing.T) {
 	g.Eventually(func() error {
 		return mgr.GetWebhookServer().StartedChecker()(&http.Request{})
 	}, framework.Timeout, framework.Interval).Should(Succeed(), "webhook server started once the certificates were ready")
+
+	// The visibility APIService, installed later, gets the same CA.
+	apiService := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": app.VisibilityAPIServiceName},
+		"spec": map[string]any{"group": "visibility.muster.dev", "version": "v1beta1", "groupPriorityMinimum": int64(100),
+			"versionPriority": int64(100), "service": map[string]any{"name": "muster-webhook-service", "namespace": ns, "port": int64(8082)}},
+	}}
+	env.CreateAll(t, apiService)
+	g.Eventually(func(g Gomega) {
+		got := apiService.DeepCopy()
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(apiService), got)).To(Succeed())
+		ca, _, _ := unstructured.NestedString(got.Object, "spec", "caBundle")
+		g.Expect(ca).To(Equal(base64.StdEncoding.EncodeToString(secret.Data["ca.crt"])))
+	}, 2*framework.Timeout, framework.Interval).Should(Succeed(), "CA injected into the visibility APIService")
 }
 
 func mutatingHooks(g Gomega) [][]byte {

@@ -1,0 +1,181 @@
+package visibility
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
+	"github.com/musterhq/muster/internal/core"
+)
+
+// Source is what the API reads: the scheduler's queues and its latest
+// pending reasons, in memory.
+type Source struct {
+	Queues *core.Queues
+	// Synced reports whether the queues hold everything the API had (the
+	// replica leads and has rebuilt them).
+	Synced func() bool
+	// Reason is the latest pending reason of a workload, by key.
+	Reason func(key string) string
+}
+
+// ready fails with 503 until the queues are complete: a replica that does
+// not lead has none, and a leader that has not rebuilt them has some.
+func (s Source) ready() error {
+	if s.Synced != nil && !s.Synced() {
+		return apierrors.NewServiceUnavailable("this Muster replica does not lead, or has not rebuilt its queues yet: pending workloads are known to the leader only")
+	}
+	return nil
+}
+
+// storages are the resources of visibility.muster.dev/v1beta1. The queues
+// themselves serve nothing; they exist so their pendingworkloads
+// subresources can be installed.
+func storages(src Source) map[string]rest.Storage {
+	return map[string]rest.Storage{
+		"clusterqueues":                  &parent{singular: "clusterqueue", namespaced: false, newObj: func() runtime.Object { return &visibilityv1beta1.ClusterQueue{} }},
+		"clusterqueues/pendingworkloads": &pendingInClusterQueue{pendingWorkloads{src: src}},
+		"localqueues":                    &parent{singular: "localqueue", namespaced: true, newObj: func() runtime.Object { return &visibilityv1beta1.LocalQueue{} }},
+		"localqueues/pendingworkloads":   &pendingInLocalQueue{pendingWorkloads{src: src}},
+	}
+}
+
+// parent is a resource with no verbs of its own.
+type parent struct {
+	singular   string
+	namespaced bool
+	newObj     func() runtime.Object
+}
+
+var (
+	_ rest.Storage              = &parent{}
+	_ rest.Scoper               = &parent{}
+	_ rest.SingularNameProvider = &parent{}
+)
+
+func (p *parent) New() runtime.Object     { return p.newObj() }
+func (p *parent) Destroy()                {}
+func (p *parent) NamespaceScoped() bool   { return p.namespaced }
+func (p *parent) GetSingularName() string { return p.singular }
+
+// pendingWorkloads is what the two subresources share.
+type pendingWorkloads struct{ src Source }
+
+func (pendingWorkloads) New() runtime.Object { return &visibilityv1beta1.PendingWorkloadsSummary{} }
+func (pendingWorkloads) Destroy()            {}
+
+// NewGetOptions returns the options with their defaults: the parameter
+// codec leaves them untouched when the query has no parameters.
+func (pendingWorkloads) NewGetOptions() (runtime.Object, bool, string) {
+	return &visibilityv1beta1.PendingWorkloadOptions{Limit: visibilityv1beta1.DefaultLimit}, false, ""
+}
+
+// pendingInClusterQueue serves clusterqueues/<name>/pendingworkloads.
+type pendingInClusterQueue struct{ pendingWorkloads }
+
+var (
+	_ rest.GetterWithOptions = &pendingInClusterQueue{}
+	_ rest.Scoper            = &pendingInClusterQueue{}
+)
+
+func (*pendingInClusterQueue) NamespaceScoped() bool { return false }
+
+func (p *pendingInClusterQueue) Get(_ context.Context, name string, opts runtime.Object) (runtime.Object, error) {
+	offset, limit, err := pageOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.src.ready(); err != nil {
+		return nil, err
+	}
+	order, ok := p.src.Queues.Pending(name)
+	if !ok {
+		return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("clusterqueues"), name)
+	}
+	return p.summary(order.Page(offset, limit, nil)), nil
+}
+
+// pendingInLocalQueue serves
+// namespaces/<ns>/localqueues/<name>/pendingworkloads.
+type pendingInLocalQueue struct{ pendingWorkloads }
+
+var (
+	_ rest.GetterWithOptions = &pendingInLocalQueue{}
+	_ rest.Scoper            = &pendingInLocalQueue{}
+)
+
+func (*pendingInLocalQueue) NamespaceScoped() bool { return true }
+
+func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime.Object) (runtime.Object, error) {
+	offset, limit, err := pageOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.src.ready(); err != nil {
+		return nil, err
+	}
+	namespace, _ := genericapirequest.NamespaceFrom(ctx)
+	ofQueue := func(wl *core.Workload) bool { return wl.Namespace == namespace && wl.Queue == name }
+	if cq, ok := p.src.Queues.ClusterQueueOf(namespace, name); ok {
+		if order, ok := p.src.Queues.Pending(cq); ok {
+			return p.summary(order.Page(offset, limit, ofQueue)), nil
+		}
+	}
+	// The LocalQueue or its ClusterQueue does not exist (yet): its
+	// workloads wait for it, in no ClusterQueue.
+	waiting := p.src.Queues.WaitingForClusterQueue(namespace, name)
+	if len(waiting) == 0 {
+		if _, known := p.src.Queues.ClusterQueueOf(namespace, name); !known {
+			return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("localqueues"), name)
+		}
+	}
+	page := core.PendingOrder{Workloads: waiting}.Page(offset, limit, nil)
+	for i := range page {
+		page[i].InClusterQueue = -1
+	}
+	return p.summary(page), nil
+}
+
+// summary turns positions into the API's items.
+func (p pendingWorkloads) summary(page []core.Position) *visibilityv1beta1.PendingWorkloadsSummary {
+	items := make([]visibilityv1beta1.PendingWorkload, 0, len(page))
+	for _, pos := range page {
+		wl := pos.Workload
+		items = append(items, visibilityv1beta1.PendingWorkload{
+			ObjectMeta:             metav1.ObjectMeta{Name: wl.Name, Namespace: wl.Namespace, CreationTimestamp: metav1.NewTime(wl.Created)},
+			Priority:               wl.Priority,
+			LocalQueueName:         wl.Queue,
+			PositionInClusterQueue: int32(pos.InClusterQueue),
+			PositionInLocalQueue:   int32(pos.InLocalQueue),
+			Reason:                 p.reason(wl.Key),
+		})
+	}
+	return &visibilityv1beta1.PendingWorkloadsSummary{Items: items}
+}
+
+func (p pendingWorkloads) reason(key string) string {
+	if p.src.Reason == nil {
+		return ""
+	}
+	return p.src.Reason(key)
+}
+
+// pageOf reads offset and limit; a limit above MaxLimit is MaxLimit.
+func pageOf(opts runtime.Object) (offset, limit int, err error) {
+	o, ok := opts.(*visibilityv1beta1.PendingWorkloadOptions)
+	if !ok {
+		return 0, 0, fmt.Errorf("invalid options object: %#v", opts)
+	}
+	if o.Offset < 0 || o.Limit < 0 {
+		return 0, 0, apierrors.NewBadRequest("limit and offset must not be negative")
+	}
+	return int(min(o.Offset, int64(maxInt))), int(min(o.Limit, visibilityv1beta1.MaxLimit)), nil
+}
+
+const maxInt = int(^uint(0) >> 1)
