@@ -47,6 +47,8 @@ chart: ## Regenerate the parts of charts/muster that mirror config/ (CRDs, RBAC,
 	@rm -rf charts/muster/crds && mkdir -p charts/muster/crds && cp config/crd/bases/*.yaml charts/muster/crds/
 	@hack/build-tools.sh $(K8S_BIN) kubectl
 	$(K8S_BIN)/kubectl kustomize config/default | go run ./hack/genchart > charts/muster/templates/generated.yaml
+	@mkdir -p charts/muster/files && cp config/prometheus/grafana-dashboard.json charts/muster/files/grafana-dashboard.json
+	@sed -n '/^spec:$$/,$$p' config/prometheus/rules.yaml | tail -n +2 | sed 's/^  //' > charts/muster/files/prometheus-rules.yaml
 
 .PHONY: fmt
 fmt: $(GOLANGCI_LINT) ## Format the code: gofmt, and goimports with the module as local prefix.
@@ -137,11 +139,12 @@ cert-manager-crds: ## Copy cert-manager's CRDs from its Go module into bin/crds/
 #   github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION)  example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml
 PROMETHEUS_OPERATOR_VERSION ?= v0.85.0
 .PHONY: prometheus-crds
-prometheus-crds: ## Copy the Prometheus Operator's ServiceMonitor CRD from its Go module into bin/crds/prometheus.
+prometheus-crds: ## Copy the Prometheus Operator's ServiceMonitor and PrometheusRule CRDs from its Go module into bin/crds/prometheus.
 	@mkdir -p $(JOB_CRDS)/prometheus
 	@dir=$$(go mod download -json github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 		test -n "$$dir" || { echo "prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) not downloaded"; exit 1; }; \
-		install -m 0644 "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml $(JOB_CRDS)/prometheus/
+		install -m 0644 "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml \
+			"$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml $(JOB_CRDS)/prometheus/
 
 ##@ Benchmarks
 

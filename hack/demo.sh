@@ -14,6 +14,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 run=${MUSTER_RUN_DIR:-$root/.run/cluster}
 kubectl() { "$root/bin/k8s/kubectl" --kubeconfig "$run/kubeconfig" --cache-dir "$run/kube-cache" "$@"; }
+# kubectl_muster: `kubectl muster` as a user runs it, the plugin found on
+# PATH (kubectl takes no flags before a plugin's name).
+kubectl_muster() { KUBECONFIG="$run/kubeconfig" PATH="$root/bin:$PATH" "$root/bin/k8s/kubectl" muster "$@"; }
 
 clean() {
   echo ">> deleting the demo's jobs and queues"
@@ -70,10 +73,10 @@ seeing_the_queue() {
   local list why raw
   echo
   echo ">> while train-b waits: kubectl muster list workloads -A"
-  list=$(PATH="$root/bin:$PATH" kubectl muster list workloads -A -o wide)
+  list=$(kubectl_muster list workloads -A -o wide)
   echo "$list"
   echo ">> kubectl muster why job/train-b"
-  why=$(PATH="$root/bin:$PATH" kubectl muster why job/train-b -n default)
+  why=$(kubectl_muster why job/train-b -n default)
   echo "$why"
   echo ">> kubectl get --raw /apis/visibility.muster.dev/v1beta1/namespaces/default/localqueues/team/pendingworkloads"
   raw=$(kubectl get --raw /apis/visibility.muster.dev/v1beta1/namespaces/default/localqueues/team/pendingworkloads)

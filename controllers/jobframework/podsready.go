@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/wlstatus"
 	"github.com/musterhq/muster/internal/workload"
 )
@@ -63,8 +64,25 @@ func (r *Reconciler[T]) podsReadyDeadline(wl *musterv1beta1.Workload) (time.Time
 // setPodsReady writes the PodsReady condition when it changed.
 func (r *Reconciler[T]) setPodsReady(ctx context.Context, wl *musterv1beta1.Workload, ready bool) error {
 	now := r.opts.Clock.Now()
-	_, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.SetPodsReady(wl, ready, now) })
+	// Ready for the first time since admission, not back from a loss.
+	old := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady)
+	first := old == nil || old.Reason == musterv1beta1.ReasonWaitForStart
+	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.SetPodsReady(wl, ready, now) })
+	if err == nil && wrote && ready && first {
+		reportReady(wl, now)
+	}
 	return err
+}
+
+// reportReady observes muster_ready_wait_time_seconds: from the admission
+// to all pods ready.
+func reportReady(wl *musterv1beta1.Workload, now time.Time) {
+	admitted := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted)
+	if admitted == nil || wl.Status.Admission == nil {
+		return
+	}
+	metrics.ReadyWaitTime.WithLabelValues(string(wl.Status.Admission.ClusterQueue), wl.Spec.PriorityClassName).
+		Observe(now.Sub(admitted.LastTransitionTime.Time).Seconds())
 }
 
 // evictForPodsReady evicts the workload with a requeue backoff, or

@@ -365,7 +365,8 @@ func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workloa
 // before the write.
 func reportEviction(wl *musterv1beta1.Workload, reason string) {
 	if a := wl.Status.Admission; a != nil {
-		metrics.ReportEviction(string(a.ClusterQueue), reason)
+		metrics.ReportEviction(metrics.Workload{ClusterQueue: string(a.ClusterQueue), Namespace: wl.Namespace,
+			LocalQueue: string(wl.Spec.QueueName), PriorityClass: wl.Spec.PriorityClassName}, reason, "")
 	}
 }
 

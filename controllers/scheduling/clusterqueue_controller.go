@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -129,8 +130,9 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	if r.fairSharing {
 		newStatus.FairSharing = &musterv1beta1.FairSharingStatus{WeightedShare: st.WeightedShare}
 	}
-	meta.SetStatusCondition(&newStatus.Conditions, activeCondition(cq, st))
-	recordQueueMetrics(cq.Name, pending, st)
+	active := activeCondition(cq, st)
+	meta.SetStatusCondition(&newStatus.Conditions, active)
+	r.recordQueueMetrics(cq, st, active)
 	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {
 		return 0, nil
 	}
@@ -164,14 +166,61 @@ func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1
 	return c
 }
 
-func recordQueueMetrics(name string, pending int, st core.QueueStatus) {
-	metrics.PendingWorkloads.WithLabelValues(name).Set(float64(pending))
-	metrics.ReservingWorkloads.WithLabelValues(name).Set(float64(st.Reserving))
-	metrics.QuotaUsage.DeletePartialMatch(map[string]string{"cluster_queue": name})
-	for fr, v := range st.Usage {
-		q := core.Quantity(fr.Resource, v)
-		metrics.QuotaUsage.WithLabelValues(name, fr.Flavor, fr.Resource).Set(q.AsApproximateFloat64())
+// recordQueueMetrics sets the ClusterQueue's gauges (Kueue's names and
+// labels): pending by status, active workloads, status, and per flavor and
+// resource its quota, limits and usage.
+func (r *ClusterQueueReconciler) recordQueueMetrics(cq *musterv1beta1.ClusterQueue, st core.QueueStatus, active metav1.Condition) {
+	name, cohort := cq.Name, string(cq.Spec.Cohort)
+	queued, parked := r.state.Queues.PendingByStatus(name)
+	metrics.PendingWorkloads.WithLabelValues(name, metrics.StatusActive).Set(float64(queued))
+	metrics.PendingWorkloads.WithLabelValues(name, metrics.StatusInadmissible).Set(float64(parked))
+	metrics.ReservingActiveWorkloads.WithLabelValues(name).Set(float64(st.Reserving))
+	metrics.AdmittedActiveWorkloads.WithLabelValues(name).Set(float64(st.Reserving))
+	oldest := 0.0
+	if t := r.state.Queues.OldestPending(name); !t.IsZero() {
+		oldest = float64(t.Unix())
 	}
+	metrics.OldestPendingWorkload.WithLabelValues(name).Set(oldest)
+	metrics.SetOneOf(metrics.ClusterQueueStatus, prometheus.Labels{"cluster_queue": name}, "status", clusterQueueStatusOf(active), "pending", "active", "terminating")
+	if r.fairSharing {
+		metrics.ClusterQueueWeightedShare.WithLabelValues(name, cohort).Set(float64(st.WeightedShare))
+	}
+	for _, g := range []*prometheus.GaugeVec{metrics.ClusterQueueResourceReservation, metrics.ClusterQueueResourceUsage,
+		metrics.ClusterQueueNominalQuota, metrics.ClusterQueueBorrowingLimit, metrics.ClusterQueueLendingLimit} {
+		g.DeletePartialMatch(prometheus.Labels{"cluster_queue": name})
+	}
+	for fr, v := range st.Usage {
+		qty := core.Quantity(fr.Resource, v)
+		q := qty.AsApproximateFloat64()
+		metrics.ClusterQueueResourceReservation.WithLabelValues(cohort, name, fr.Flavor, fr.Resource).Set(q)
+		metrics.ClusterQueueResourceUsage.WithLabelValues(cohort, name, fr.Flavor, fr.Resource).Set(q)
+	}
+	for _, rg := range cq.Spec.ResourceGroups {
+		for _, fq := range rg.Flavors {
+			for _, rq := range fq.Resources {
+				labels := []string{cohort, name, string(fq.Name), string(rq.Name)}
+				metrics.ClusterQueueNominalQuota.WithLabelValues(labels...).Set(rq.NominalQuota.AsApproximateFloat64())
+				if rq.BorrowingLimit != nil {
+					metrics.ClusterQueueBorrowingLimit.WithLabelValues(labels...).Set(rq.BorrowingLimit.AsApproximateFloat64())
+				}
+				if rq.LendingLimit != nil {
+					metrics.ClusterQueueLendingLimit.WithLabelValues(labels...).Set(rq.LendingLimit.AsApproximateFloat64())
+				}
+			}
+		}
+	}
+}
+
+// clusterQueueStatusOf is Kueue's cluster_queue_status: active, pending
+// (inactive for a cause that may clear) or terminating.
+func clusterQueueStatusOf(active metav1.Condition) string {
+	switch {
+	case active.Status == metav1.ConditionTrue:
+		return "active"
+	case active.Reason == musterv1beta1.ReasonTerminating:
+		return "terminating"
+	}
+	return "pending"
 }
 
 // SetupWithManager registers the reconciler. Besides ClusterQueue spec

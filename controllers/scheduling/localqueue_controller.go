@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
+	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/internal/core"
 )
 
@@ -45,6 +47,7 @@ func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 		if apierrors.IsNotFound(err) {
 			r.state.forgetLocalQueue(req.Namespace, req.Name)
 			r.budget.forget(req.String())
+			metrics.ForgetLocalQueue(req.Namespace, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -79,6 +82,7 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, musterv1beta1.ReasonClusterQueueInactive, "ClusterQueue "+cq+" is inactive: "+st.Inactive
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
+	r.recordMetrics(lq, usage, cond)
 	if equality.Semantic.DeepEqual(&lq.Status, newStatus) {
 		return 0, nil
 	}
@@ -88,6 +92,17 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	orig := lq.DeepCopy()
 	lq.Status = *newStatus
 	return 0, client.IgnoreNotFound(r.client.Status().Patch(ctx, lq, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))
+}
+
+// recordMetrics sets the LocalQueue's gauges (Kueue's local_queue_*).
+func (r *LocalQueueReconciler) recordMetrics(lq *musterv1beta1.LocalQueue, usage *core.LocalQueueUsage, active metav1.Condition) {
+	queued, parked := r.state.Queues.LocalQueuePendingByStatus(lq.Namespace, lq.Name)
+	metrics.LocalQueuePendingWorkloads.WithLabelValues(lq.Name, lq.Namespace, metrics.StatusActive).Set(float64(queued))
+	metrics.LocalQueuePendingWorkloads.WithLabelValues(lq.Name, lq.Namespace, metrics.StatusInadmissible).Set(float64(parked))
+	metrics.LocalQueueReservingActiveWorkloads.WithLabelValues(lq.Name, lq.Namespace).Set(float64(usage.Reserving))
+	metrics.LocalQueueAdmittedActiveWorkloads.WithLabelValues(lq.Name, lq.Namespace).Set(float64(usage.Reserving))
+	metrics.SetOneOf(metrics.LocalQueueStatus, prometheus.Labels{"name": lq.Name, "namespace": lq.Namespace}, "active",
+		string(active.Status), "True", "False", "Unknown")
 }
 
 // SetupWithManager registers the reconciler; workload changes and

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -53,7 +55,9 @@ const floorRate = 1
 // that changes several times while queued is written once.
 type reasonWriter struct {
 	client client.Client
-	clock  clock.PassiveClock
+	// recorder emits the Warning event Pending when the reason changes.
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
 	// idle and busy limit the writes when the scheduler is quiet or busy.
 	idle, busy flowcontrol.RateLimiter
 	// budget mirrors the client's Workload write limit; the scheduler's
@@ -76,11 +80,11 @@ type reasonWriter struct {
 	queued  map[string]bool
 }
 
-func newReasonWriter(c client.Client, clk clock.PassiveClock, clientQPS float32) *reasonWriter {
+func newReasonWriter(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, clientQPS float32) *reasonWriter {
 	qps := max(clientQPS/reasonShare, busyRate)
 	clientQPS = max(clientQPS, floorRate)
 	return &reasonWriter{
-		client: c, clock: clk,
+		client: c, recorder: recorder, clock: clk,
 		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, max(int(min(qps, 1000)), 1)),
 		busy:   flowcontrol.NewTokenBucketRateLimiter(busyRate, 1),
 		budget: rate.NewLimiter(rate.Limit(clientQPS), int(min(clientQPS, 1000))),
@@ -222,6 +226,7 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 	if err := r.wait(ctx); err != nil || !r.wanted(key) {
 		return
 	}
+	news := r.isNews(&wl, written, &why, msg)
 	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg, r.clock.Now())
 	if err != nil {
 		if ctx.Err() == nil {
@@ -240,4 +245,22 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 		r.written[key] = writtenReason{reason: why, at: r.clock.Now()}
 	}
 	r.mu.Unlock()
+	if news && r.recorder != nil {
+		r.recorder.Eventf(&wl, nil, corev1.EventTypeWarning, musterv1beta1.ReasonPending, "Wait", "%s", msg)
+	}
+}
+
+// isNews is whether writing msg gives the workload a new reason, worth the
+// Warning event Pending: not the same text, not the same reason with other
+// amounts (rewritten every pendingRefresh), and not a reason it already
+// showed before this manager started (a restart emits no events).
+func (r *reasonWriter) isNews(wl *musterv1beta1.Workload, written writtenReason, why *core.Pending, msg string) bool {
+	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
+	if c == nil || c.Reason != musterv1beta1.ReasonPending {
+		return true
+	}
+	if c.Message == msg || written.at.IsZero() {
+		return false
+	}
+	return !written.reason.SameButAmounts(why)
 }

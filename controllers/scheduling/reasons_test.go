@@ -43,7 +43,7 @@ func TestReasonWriter(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 			},
 		}).Build()
-	r := newReasonWriter(c, clock.RealClock{}, 50)
+	r := newReasonWriter(c, nil, clock.RealClock{}, 50)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go r.run(ctx, 1)
@@ -86,7 +86,7 @@ func TestReasonRetriedAfterAConflict(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 			},
 		}).Build()
-	r := newReasonWriter(c, clock.RealClock{}, 50)
+	r := newReasonWriter(c, nil, clock.RealClock{}, 50)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go r.run(ctx, 1)
@@ -122,7 +122,7 @@ func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 			},
 		}).Build()
-	r := newReasonWriter(c, clock.RealClock{}, 50)
+	r := newReasonWriter(c, nil, clock.RealClock{}, 50)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go r.run(ctx, 1)
@@ -155,7 +155,7 @@ func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
 // scheduler leaves: with its budget drained by admissions (and the floor's
 // token used), a reason waits; once the budget refills it goes.
 func TestReasonsTakeWhatAdmissionsLeave(t *testing.T) {
-	r := newReasonWriter(nil, clock.RealClock{}, 10)
+	r := newReasonWriter(nil, nil, clock.RealClock{}, 10)
 	for range 10 {
 		r.schedulerWrote()
 	}

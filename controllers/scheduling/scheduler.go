@@ -47,7 +47,7 @@ type Scheduler struct {
 func newScheduler(c client.Client, reader client.Reader, state *State, recorder events.EventRecorder, clk clock.Clock, clientQPS float32) *Scheduler {
 	s := &Scheduler{
 		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
-		reasons: newReasonWriter(c, clk, clientQPS),
+		reasons: newReasonWriter(c, recorder, clk, clientQPS),
 		writes:  newWriteQueue(clk, state.Queues.Notify),
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
@@ -180,7 +180,9 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	snapshot.SetNow(now)
 	snapshot.LimitAdmissions(budget)
 	decisions := core.Schedule(snapshot, heads)
-	if admissions(decisions) == budget {
+	admitted := admissions(decisions)
+	metrics.ReportCycle(admitted > 0, s.clock.Since(now).Seconds())
+	if admitted == budget {
 		defer s.writes.stoppedAtBudget()
 	}
 	for _, d := range decisions {
@@ -222,6 +224,15 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		s.state.Queues.Delete(wl.Key)
 		s.writes.submit(func() { s.admit(ctx, &wl) })
 	}
+}
+
+// metricsWorkload is what the metrics label a workload with.
+func metricsWorkload(wl *musterv1beta1.Workload) metrics.Workload {
+	w := metrics.Workload{Namespace: wl.Namespace, LocalQueue: string(wl.Spec.QueueName), PriorityClass: wl.Spec.PriorityClassName}
+	if wl.Status.Admission != nil {
+		w.ClusterQueue = string(wl.Status.Admission.ClusterQueue)
+	}
+	return w
 }
 
 // admissions counts the decisions that admit a pending workload.
@@ -281,8 +292,13 @@ func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload,
 		return true // it says so already
 	}
 	cq := string(wl.Status.Admission.ClusterQueue)
-	metrics.ReportEviction(cq, reason)
+	metrics.ReportEviction(metricsWorkload(&wl), reason, preemptionReason)
+	if preemptor != nil {
+		preemptingQueue, _ := s.state.Queues.ClusterQueueOf(preemptor.Namespace, preemptor.Queue)
+		metrics.PreemptedWorkloadsTotal.WithLabelValues(preemptingQueue, preemptionReason).Inc()
+	}
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
+	s.state.recent.add(RecentEvent{Time: now, Kind: reason, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
 	logger := log.FromContext(ctx).WithValues("workload", klog.KObj(&wl), "clusterQueue", klog.KRef("", cq), "reason", reason)
 	if preemptor != nil {
 		logger = logger.WithValues("detail", preemptionReason, "preemptor", klog.KRef(preemptor.Namespace, preemptor.Name))
@@ -332,14 +348,14 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 		return err
 	}
 	wait := s.clock.Since(wl.CreationTimestamp.Time)
-	metrics.AdmissionsTotal.WithLabelValues(cq).Inc()
-	metrics.AdmissionWaitTime.WithLabelValues(cq).Observe(wait.Seconds())
+	metrics.ReportAdmission(metricsWorkload(&wl), wait.Seconds())
 	// One event for the one write: an admission is its quota reservation
 	// (Kueue writes a QuotaReserved and an Admitted event, a third of its
 	// API writes per workload).
-	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Admit",
-		"Quota reserved and admitted in ClusterQueue %s (%s), wait time since creation was %s",
+	msg := fmt.Sprintf("Quota reserved and admitted in ClusterQueue %s (%s), wait time since creation was %s",
 		cq, flavorsOf(assumed.Admission), wait.Round(time.Second))
+	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Admit", "%s", msg)
+	s.state.recent.add(RecentEvent{Time: now, Kind: musterv1beta1.ReasonAdmitted, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
 	return nil
 }
 

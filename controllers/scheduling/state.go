@@ -59,6 +59,8 @@ type State struct {
 	// reasonOf is the scheduler's latest pending reason of a workload (set
 	// with the scheduler, before the manager starts).
 	reasonOf func(key string) (core.Pending, bool)
+	// recent are the scheduler's latest writes, for the dashboard.
+	recent recentLog
 }
 
 // NewState returns an empty state.

@@ -2,6 +2,7 @@ package visibility
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -32,6 +33,18 @@ func BenchmarkPendingWorkloads100k(b *testing.B) {
 	b.Run("clusterqueue", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := cq.Get(ctx, "gpu", opts(0, 1000)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("clusterqueue/json", func(b *testing.B) {
+		// The page as the API server's JSON serializer writes it.
+		for b.Loop() {
+			obj, err := cq.Get(ctx, "gpu", opts(0, 1000))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := json.Marshal(obj); err != nil {
 				b.Fatal(err)
 			}
 		}

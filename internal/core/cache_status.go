@@ -199,3 +199,21 @@ func (c *Cache) treeOf(name string) map[string]*ClusterQueue {
 	}
 	return out
 }
+
+// Admitted returns the workloads holding quota in a ClusterQueue (admitted
+// or assumed), the most recently admitted first, at most limit of them.
+func (c *Cache) Admitted(clusterQueue string, limit int) []*Workload {
+	c.mu.RLock()
+	out := make([]*Workload, 0, len(c.byQueue[clusterQueue]))
+	for _, cw := range c.byQueue[clusterQueue] {
+		out = append(out, cw.wl)
+	}
+	c.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *Workload) int {
+		if c := b.AdmittedAt.Compare(a.AdmittedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Key, b.Key)
+	})
+	return out[:min(limit, len(out))]
+}

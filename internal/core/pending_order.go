@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"time"
 )
 
 // PendingOrder is a ClusterQueue's pending workloads in queue order.
@@ -94,4 +95,28 @@ func compareWorkloads(a, b *Workload) int {
 		return 1
 	}
 	return 0
+}
+
+// OldestPending is the creation time of a ClusterQueue's oldest pending
+// workload (zero if none): what an alert on workloads waiting too long
+// reads. It walks the queue, as often as the queue's status is refreshed.
+func (q *Queues) OldestPending(clusterQueue string) time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	pq := q.queues[clusterQueue]
+	if pq == nil {
+		return time.Time{}
+	}
+	var oldest time.Time
+	for _, wl := range pq.heap.items {
+		if oldest.IsZero() || wl.Created.Before(oldest) {
+			oldest = wl.Created
+		}
+	}
+	for _, wl := range pq.parked {
+		if oldest.IsZero() || wl.Created.Before(oldest) {
+			oldest = wl.Created
+		}
+	}
+	return oldest
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 func inQueue(w *Workload, lq string) *Workload {
@@ -145,4 +146,54 @@ func BenchmarkPendingPage(b *testing.B) {
 			_ = order.Page(0, 1000, nil)
 		}
 	})
+}
+
+// TestPendingByStatus: parked workloads count as inadmissible, in their
+// ClusterQueue and in their LocalQueue, through park, unpark, update and
+// removal.
+func TestPendingByStatus(t *testing.T) {
+	q := twoLocalQueues()
+	q.AddOrUpdate(inQueue(gpuWl("a1", 0, 1, 1, 1), "a"))
+	q.AddOrUpdate(inQueue(gpuWl("a2", 0, 2, 1, 1), "a"))
+	q.AddOrUpdate(inQueue(gpuWl("b1", 0, 3, 1, 1), "b"))
+	check := func(step string, cqActive, cqParked, aActive, aParked int) {
+		t.Helper()
+		if a, p := q.PendingByStatus("cq"); a != cqActive || p != cqParked {
+			t.Errorf("%s: cq %d/%d, want %d/%d", step, a, p, cqActive, cqParked)
+		}
+		if a, p := q.LocalQueuePendingByStatus("ns", "a"); a != aActive || p != aParked {
+			t.Errorf("%s: lq a %d/%d, want %d/%d", step, a, p, aActive, aParked)
+		}
+	}
+	check("queued", 3, 0, 2, 0)
+	_, seq := q.Heads()
+	q.Park(q.queues["cq"].get("ns/a1"), seq)
+	q.Park(q.queues["cq"].get("ns/b1"), seq)
+	check("two parked", 1, 2, 1, 1)
+	q.AddOrUpdate(inQueue(gpuWl("a1", 0, 1, 1, 1), "a")) // a status write: stays parked
+	check("parked one updated", 1, 2, 1, 1)
+	q.Delete("ns/a1")
+	check("parked one admitted", 1, 1, 1, 0)
+	q.Unpark("cq")
+	q.Heads()
+	check("unparked", 2, 0, 1, 0)
+	q.UpsertLocalQueue("ns", "c", "missing")
+	q.AddOrUpdate(inQueue(gpuWl("c1", 0, 1, 1, 1), "c"))
+	if a, p := q.LocalQueuePendingByStatus("ns", "c"); a != 0 || p != 1 {
+		t.Errorf("a workload without ClusterQueue is inadmissible: %d/%d", a, p)
+	}
+}
+
+func TestOldestPending(t *testing.T) {
+	q := twoLocalQueues()
+	if !q.OldestPending("cq").IsZero() {
+		t.Error("an empty queue has no oldest")
+	}
+	q.AddOrUpdate(inQueue(gpuWl("young", 9, 50, 1, 1), "a"))
+	q.AddOrUpdate(inQueue(gpuWl("old", 0, 10, 1, 1), "b"))
+	_, seq := q.Heads()
+	q.Park(q.queues["cq"].get("ns/old"), seq)
+	if got := q.OldestPending("cq"); !got.Equal(epoch.Add(10 * time.Second)) {
+		t.Errorf("oldest = %v, a parked one counts", got)
+	}
 }

@@ -293,6 +293,33 @@ func (q *Queues) PendingInClusterQueue(name string) int {
 	return 0
 }
 
+// PendingByStatus splits a ClusterQueue's pending workloads into those to
+// be tried (active) and those parked until something frees (inadmissible),
+// Kueue's two statuses.
+func (q *Queues) PendingByStatus(name string) (active, inadmissible int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if pq := q.queues[name]; pq != nil {
+		return len(pq.heap.items), len(pq.parked)
+	}
+	return 0, 0
+}
+
+// LocalQueuePendingByStatus is PendingByStatus for a LocalQueue; its
+// workloads waiting for a ClusterQueue count as inadmissible.
+func (q *Queues) LocalQueuePendingByStatus(namespace, name string) (active, inadmissible int) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := namespace + "/" + name
+	total := q.perLocalQueue[key]
+	pq := q.queues[q.localQueues[key]]
+	if pq == nil {
+		return 0, total
+	}
+	inadmissible = pq.parkedPerLocalQueue[key]
+	return total - inadmissible, inadmissible
+}
+
 // PendingInLocalQueue is the number of pending workloads of a LocalQueue,
 // including those waiting for their ClusterQueue to exist.
 func (q *Queues) PendingInLocalQueue(namespace, name string) int {
@@ -424,10 +451,13 @@ type pendingQueue struct {
 	// queue order as of sortedAt, for readers of positions (Pending).
 	version, sortedAt uint64
 	sorted            []*Workload
+	// parkedPerLocalQueue counts the parked workloads of each LocalQueue
+	// (namespace/name), for its pending metrics by status.
+	parkedPerLocalQueue map[string]int
 }
 
 func newPendingQueue() *pendingQueue {
-	return &pendingQueue{heap: workloadHeap{index: map[string]int{}}, parked: map[string]*Workload{}}
+	return &pendingQueue{heap: workloadHeap{index: map[string]int{}}, parked: map[string]*Workload{}, parkedPerLocalQueue: map[string]int{}}
 }
 
 func (p *pendingQueue) push(wl *Workload) {
@@ -449,7 +479,18 @@ func (p *pendingQueue) replace(wl *Workload) {
 		heap.Fix(&p.heap, i)
 		return
 	}
+	if old, ok := p.parked[wl.Key]; ok {
+		p.countParked(old, -1)
+	}
 	p.parked[wl.Key] = wl
+	p.countParked(wl, 1)
+}
+
+func (p *pendingQueue) countParked(wl *Workload, n int) {
+	k := localQueueKey(wl)
+	if p.parkedPerLocalQueue[k] += n; p.parkedPerLocalQueue[k] <= 0 {
+		delete(p.parkedPerLocalQueue, k)
+	}
 }
 
 func (p *pendingQueue) remove(key string) {
@@ -457,12 +498,17 @@ func (p *pendingQueue) remove(key string) {
 	if i, ok := p.heap.index[key]; ok {
 		heap.Remove(&p.heap, i)
 	}
-	delete(p.parked, key)
+	if wl, ok := p.parked[key]; ok {
+		p.countParked(wl, -1)
+		delete(p.parked, key)
+	}
 }
 
 func (p *pendingQueue) park(key string) {
 	if i, ok := p.heap.index[key]; ok {
-		p.parked[key] = heap.Remove(&p.heap, i).(*Workload)
+		wl := heap.Remove(&p.heap, i).(*Workload)
+		p.parked[key] = wl
+		p.countParked(wl, 1)
 	}
 }
 
@@ -472,6 +518,7 @@ func (p *pendingQueue) unpark() {
 		delete(p.parked, key)
 		heap.Push(&p.heap, wl)
 	}
+	clear(p.parkedPerLocalQueue)
 }
 
 // active returns the workloads to try, in order.

@@ -2,7 +2,7 @@ package framework
 
 import (
 	"github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -10,10 +10,27 @@ import (
 )
 
 // Evictions is muster_evicted_workloads_total for a ClusterQueue and
-// reason, as the managers of this test process counted them. Tests name
-// their ClusterQueues uniquely, so the count is theirs alone.
+// reason (over every cause and priority class), as the managers of this
+// test process counted them. Tests name their ClusterQueues uniquely, so
+// the count is theirs alone.
 func Evictions(clusterQueue, reason string) float64 {
-	return testutil.ToFloat64(metrics.EvictionsTotal.WithLabelValues(clusterQueue, reason))
+	ch := make(chan prometheus.Metric, 1024)
+	go func() { metrics.EvictedWorkloadsTotal.Collect(ch); close(ch) }()
+	total := 0.0
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			continue
+		}
+		labels := map[string]string{}
+		for _, l := range pb.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["cluster_queue"] == clusterQueue && labels["reason"] == reason {
+			total += pb.GetCounter().GetValue()
+		}
+	}
+	return total
 }
 
 // GatherMetrics gathers what the managers of this test process registered

@@ -32,6 +32,9 @@ type Configuration struct {
 	// aggregated API of pending workloads and their positions.
 	Visibility VisibilityConfig `json:"visibility,omitempty"`
 
+	// Dashboard is the read-only web dashboard of the queues.
+	Dashboard DashboardConfig `json:"dashboard,omitempty"`
+
 	// PprofBindAddress serves Go's pprof profiles (e.g. "127.0.0.1:8082");
 	// empty, the default, turns them off.
 	PprofBindAddress string `json:"pprofBindAddress,omitempty"`
@@ -122,6 +125,20 @@ type VisibilityConfig struct {
 	// port. Every replica serves it; only the leader has queues, and the
 	// others answer 503 (docs/visibility.md).
 	BindAddress string `json:"bindAddress,omitempty"`
+}
+
+// DashboardConfig configures the web dashboard (docs/dashboard.md).
+type DashboardConfig struct {
+	// BindAddress is the host:port of the dashboard, under /dashboard/;
+	// "0", the default, turns it off.
+	BindAddress string `json:"bindAddress,omitempty"`
+	// SecureServing, the default, serves it over HTTPS (self-signed) and
+	// only to bearer tokens the API server authenticates and authorizes for
+	// GET on /dashboard/* (the dashboard-viewer ClusterRole), as /metrics.
+	// A browser sends the token once to /dashboard/login?token=..., which
+	// keeps it in a cookie. false serves plain HTTP to anyone (a developer's
+	// machine only).
+	SecureServing *bool `json:"secureServing,omitempty"`
 }
 
 // WebhookConfig configures the webhook server.

@@ -40,6 +40,12 @@ func SetDefaults(c *Configuration) {
 	if c.Metrics.BindAddress == "" {
 		c.Metrics.BindAddress = DefaultMetricsBindAddress
 	}
+	if c.Dashboard.BindAddress == "" {
+		c.Dashboard.BindAddress = "0"
+	}
+	if c.Dashboard.SecureServing == nil {
+		c.Dashboard.SecureServing = ptr.To(true)
+	}
 	if c.Visibility.BindAddress == "" {
 		c.Visibility.BindAddress = DefaultVisibilityBindAddress
 	}

@@ -30,6 +30,7 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/dashboard"
 	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
@@ -234,6 +235,9 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	if err := setupVisibility(mgr, cfg, state, certsReady); err != nil {
 		return err
 	}
+	if err := setupDashboard(mgr, cfg, state, clk); err != nil {
+		return err
+	}
 	if err := setupGangChecker(mgr, state); err != nil {
 		return err
 	}
@@ -264,6 +268,22 @@ func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, stat
 		Source:      visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason},
 	}
 	return mgr.Add(afterCerts{server: server, ready: certsReady})
+}
+
+// setupDashboard serves the web dashboard when dashboard.bindAddress is
+// set (off by default).
+func setupDashboard(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, clk clock.Clock) error {
+	if cfg.Dashboard.BindAddress == "0" {
+		return nil
+	}
+	return mgr.Add(&dashboard.Server{
+		BindAddress: cfg.Dashboard.BindAddress,
+		Secure:      *cfg.Dashboard.SecureServing,
+		RestConfig:  mgr.GetConfig(),
+		Clock:       clk,
+		Source: dashboard.Source{Queues: state.Queues, Cache: state.Cache, Reader: mgr.GetClient(),
+			Reason: state.PendingReason, Recent: state.Recent, Synced: state.Synced},
+	})
 }
 
 // afterCerts starts the visibility server once the certificates exist.

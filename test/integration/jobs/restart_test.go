@@ -30,14 +30,14 @@ func TestRestartChangesNothing(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, pending)).To(Succeed())
 	expectPending(t, pending, "4 requested, 2 available")
 	usage := func() float64 {
-		return testutil.ToFloat64(metrics.QuotaUsage.WithLabelValues(q.cq, q.flavor, string(gpu)))
+		return testutil.ToFloat64(metrics.ClusterQueueResourceUsage.WithLabelValues("", q.cq, q.flavor, string(gpu)))
 	}
 	g.Eventually(usage, framework.Timeout, framework.Interval).Should(Equal(6.0))
 	time.Sleep(2 * time.Second) // let coalesced status writes land
 
 	before := snapshotVersions(g, q.ns)
 	eventsBefore := countEvents(g, q.ns)
-	metrics.QuotaUsage.Reset()
+	metrics.ClusterQueueResourceUsage.Reset()
 	mgr = env.Restart(t, mgr)
 
 	g.Eventually(usage, framework.Timeout, framework.Interval).Should(Equal(6.0), "usage metric rebuilt")

@@ -1,0 +1,167 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
+	. "github.com/musterhq/muster/test/builder"
+	"github.com/musterhq/muster/test/framework"
+)
+
+// screenshot, when set, is where the test writes the page as it looked
+// with one Job admitted and one waiting (docs/images/dashboard.png is made
+// so: MUSTER_DASHBOARD_SCREENSHOT=$PWD/docs/images/dashboard.png).
+var screenshot = os.Getenv("MUSTER_DASHBOARD_SCREENSHOT")
+
+// browser starts headless Chromium with a fresh profile. Without Chromium
+// the test is skipped, except under CI, where .ci/run installs it and its
+// absence is a failure.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("chromium not found: .ci/run installs Debian's chromium package")
+		}
+		t.Skip("chromium not found (apt-get install chromium); the dashboard's browser test needs it")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("ignore-certificate-errors", true), // the dashboard's self-signed certificate
+		chromedp.WindowSize(1280, 1000), chromedp.UserDataDir(t.TempDir()),
+		chromedp.WSURLReadTimeout(60*time.Second))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// viewerToken is a ServiceAccount token bound to config/rbac's
+// dashboard-viewer ClusterRole.
+func viewerToken(t *testing.T, g Gomega) string {
+	t.Helper()
+	ns := env.NewNamespace(t, "viewer", nil)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "admin", Namespace: ns}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer-" + ns},
+		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/dashboard", "/dashboard/*"}, Verbs: []string{"get"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}}}
+	env.CreateAll(t, sa, role, binding)
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	return tr.Status.Token
+}
+
+// text is the visible text of the first element matching sel ("" if none).
+func text(ctx context.Context, sel string) (string, error) {
+	return chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||""`, sel)))
+}
+
+// TestDashboardInABrowser: the dashboard needs an authorized token; with
+// one, a person sees the ClusterQueue's GPU bar go from 0 / 4 to 4 / 4 when
+// a Job is admitted, and a second Job listed as pending at position 0 with
+// the reason it waits.
+func TestDashboardInABrowser(t *testing.T) {
+	g := NewWithT(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", framework.FreePort())
+	env.StartManager(t, func(c *configv1beta1.Configuration) { c.Dashboard.BindAddress = addr })
+	base := "https://" + addr + "/dashboard/"
+	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	g.Eventually(func() (int, error) {
+		resp, err := insecure.Get(base)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}, framework.Timeout, framework.Interval).Should(Equal(http.StatusUnauthorized), "no token, no dashboard")
+
+	q := env.NewGPUQueue(t, "dash", "a100", "4")
+	token := viewerToken(t, g)
+	ctx := browser(t)
+	// As a person does: open the login link once; the cookie does the rest.
+	g.Expect(chromedp.Do(ctx, chromedp.Navigate(base+"login?token="+token))).To(Succeed())
+	bar := fmt.Sprintf(`#cq-%s .bar[data-resource="nvidia.com/gpu"] .usage`, q.ClusterQueue)
+	g.Eventually(func() (string, error) { return text(ctx, bar) }, framework.Timeout, framework.Interval).Should(Equal("0 / 4"),
+		func() string { body, _ := text(ctx, "body"); return "the page says: " + body })
+	g.Eventually(func() (string, error) { return text(ctx, "#pending-table tbody") }).Should(ContainSubstring("nothing waits"))
+
+	running := MakeJob("running", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "4").Obj()
+	env.CreateAll(t, running)
+	env.ExpectJobRunning(t, running, nil)
+	g.Eventually(func() (string, error) { return text(ctx, bar) }, framework.Timeout, framework.Interval).Should(Equal("4 / 4"), "the bar follows the admission")
+	g.Eventually(func() (string, error) { return text(ctx, "#admitted-table tbody") }, framework.Timeout, framework.Interval).
+		Should(ContainSubstring(q.Namespace + "/job-running-"))
+	g.Eventually(func() (string, error) { return text(ctx, "#recent") }, framework.Timeout, framework.Interval).Should(ContainSubstring("Admitted"))
+
+	waiting := MakeJob("waiting", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "2").Obj()
+	env.CreateAll(t, waiting)
+	env.ExpectJobPending(t, waiting, "insufficient quota")
+	g.Eventually(func(g Gomega) {
+		row, err := text(ctx, "#pending-table tbody tr")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(row).To(ContainSubstring(q.Namespace + "/job-waiting-"))
+		g.Expect(row).To(ContainSubstring("0 / 0"))
+		g.Expect(row).To(ContainSubstring("insufficient quota for nvidia.com/gpu"))
+	}, framework.Timeout, framework.Interval).Should(Succeed(), "the waiting Job, its position and why")
+
+	if screenshot != "" {
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(os.MkdirAll(filepath.Dir(screenshot), 0o755)).To(Succeed())
+		g.Expect(os.WriteFile(screenshot, png, 0o644)).To(Succeed())
+	}
+}
+
+// TestDashboardRefusesAnUnauthorizedToken: a token the API server knows but
+// that may not GET /dashboard/* gets 403, in the browser too.
+func TestDashboardRefusesAnUnauthorizedToken(t *testing.T) {
+	g := NewWithT(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", framework.FreePort())
+	env.StartManager(t, func(c *configv1beta1.Configuration) { c.Dashboard.BindAddress = addr })
+	ns := env.NewNamespace(t, "nosy", nil)
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nosy", Namespace: ns}}
+	env.CreateAll(t, sa)
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx := browser(t)
+	_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": "Bearer " + tr.Status.Token}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func(g Gomega) {
+		g.Expect(chromedp.Do(ctx, chromedp.Navigate("https://"+addr+"/dashboard/"))).To(Succeed())
+		body, err := text(ctx, "body")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(strings.ToLower(body)).To(ContainSubstring("authorization denied"))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
