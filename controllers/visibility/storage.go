@@ -135,7 +135,7 @@ func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime
 			return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("localqueues"), name)
 		}
 	}
-	page := core.PendingOrder{Workloads: waiting}.Page(offset, limit, nil)
+	page := core.NewPendingOrder(waiting).Page(offset, limit, nil)
 	for i := range page {
 		page[i].InClusterQueue = -1
 	}

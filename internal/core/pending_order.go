@@ -1,7 +1,9 @@
 package core
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -11,6 +13,29 @@ type PendingOrder struct {
 	// queue orders them (priority, then age): the order a StrictFIFO queue
 	// admits in, and the order a BestEffortFIFO queue tries them.
 	Workloads []*Workload
+	// inLocalQueue is each workload's position in its LocalQueue.
+	inLocalQueue []int
+}
+
+// NewPendingOrder orders workloads as a queue does and numbers them in
+// their LocalQueues.
+func NewPendingOrder(wls []*Workload) PendingOrder {
+	wls = slices.Clone(wls)
+	slices.SortFunc(wls, compareWorkloads)
+	return PendingOrder{Workloads: wls, inLocalQueue: localQueuePositions(wls)}
+}
+
+// localQueuePositions numbers ordered workloads within their LocalQueues.
+func localQueuePositions(wls []*Workload) []int {
+	type lqKey struct{ namespace, name string }
+	next := map[lqKey]int{}
+	out := make([]int, len(wls))
+	for i, wl := range wls {
+		k := lqKey{wl.Namespace, wl.Queue}
+		out[i] = next[k]
+		next[k]++
+	}
+	return out
 }
 
 // Pending returns a ClusterQueue's pending workloads in queue order, and
@@ -24,20 +49,20 @@ func (q *Queues) Pending(clusterQueue string) (PendingOrder, bool) {
 		q.mu.Unlock()
 		return PendingOrder{}, false
 	}
-	if pq.sorted != nil && pq.sortedAt == pq.version {
+	if pq.sorted.Workloads != nil && pq.sortedAt == pq.version {
 		defer q.mu.Unlock()
-		return PendingOrder{Workloads: pq.sorted}, true
+		return pq.sorted, true
 	}
 	version, all := pq.version, pq.all()
 	q.mu.Unlock()
 
-	slices.SortFunc(all, compareWorkloads)
+	order := NewPendingOrder(all)
 	q.mu.Lock()
 	if pq.version == version {
-		pq.sorted, pq.sortedAt = all, version
+		pq.sorted, pq.sortedAt = order, version
 	}
 	q.mu.Unlock()
-	return PendingOrder{Workloads: all}, true
+	return order, true
 }
 
 // WaitingForClusterQueue returns a LocalQueue's pending workloads that
@@ -65,36 +90,44 @@ type Position struct {
 
 // Page returns the positions of the workloads from offset, at most limit,
 // that keep returns true for (nil keeps all). Positions in the LocalQueue
-// count every workload of that LocalQueue before, kept or not.
+// count every workload of that LocalQueue before, kept or not. The
+// positions were numbered with the order, so a page costs its length (and,
+// filtered, one call of keep per workload before its end).
 func (o PendingOrder) Page(offset, limit int, keep func(*Workload) bool) []Position {
+	if o.inLocalQueue == nil {
+		o.inLocalQueue = localQueuePositions(o.Workloads)
+	}
 	out := make([]Position, 0, min(limit, len(o.Workloads)))
-	perLocalQueue := map[string]int{}
+	if keep == nil {
+		for i := offset; i < len(o.Workloads) && len(out) < limit; i++ {
+			out = append(out, Position{Workload: o.Workloads[i], InClusterQueue: i, InLocalQueue: o.inLocalQueue[i]})
+		}
+		return out
+	}
 	kept := 0
 	for i, wl := range o.Workloads {
 		if len(out) == limit {
 			break
 		}
-		lq := localQueueKey(wl)
-		inLQ := perLocalQueue[lq]
-		perLocalQueue[lq]++
-		if keep != nil && !keep(wl) {
+		if !keep(wl) {
 			continue
 		}
 		if kept++; kept > offset {
-			out = append(out, Position{Workload: wl, InClusterQueue: i, InLocalQueue: inLQ})
+			out = append(out, Position{Workload: wl, InClusterQueue: i, InLocalQueue: o.inLocalQueue[i]})
 		}
 	}
 	return out
 }
 
+// compareWorkloads is before as a three-way comparison, in one pass.
 func compareWorkloads(a, b *Workload) int {
-	switch {
-	case before(a, b):
-		return -1
-	case before(b, a):
-		return 1
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
 	}
-	return 0
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
 }
 
 // OldestPending is the creation time of a ClusterQueue's oldest pending

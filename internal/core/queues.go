@@ -450,7 +450,7 @@ type pendingQueue struct {
 	// version counts the changes of membership or order; sorted is the
 	// queue order as of sortedAt, for readers of positions (Pending).
 	version, sortedAt uint64
-	sorted            []*Workload
+	sorted            PendingOrder
 	// parkedPerLocalQueue counts the parked workloads of each LocalQueue
 	// (namespace/name), for its pending metrics by status.
 	parkedPerLocalQueue map[string]int
