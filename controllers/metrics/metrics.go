@@ -92,6 +92,8 @@ var (
 		"Lending limit, per ClusterQueue, flavor and resource (absent: all of it).", "cohort", "cluster_queue", "flavor", "resource")
 	ClusterQueueWeightedShare = gauge("muster_cluster_queue_weighted_share",
 		"The ClusterQueue's weighted share under fair sharing (0: borrows nothing).", "cluster_queue", "cohort")
+	CohortWeightedShare = gauge("muster_cohort_weighted_share",
+		"The cohort's weighted share within its parent under fair sharing.", "cohort")
 )
 
 // Workloads of a LocalQueue.
@@ -125,7 +127,7 @@ var all = []prometheus.Collector{
 	QuotaReservedWorkloadsTotal, AdmittedWorkloadsTotal, QuotaReservedWaitTime, AdmissionWaitTime, ReadyWaitTime,
 	EvictedWorkloadsTotal, PreemptedWorkloadsTotal, OldestPendingWorkload, ClusterQueueStatus,
 	ClusterQueueResourceReservation, ClusterQueueResourceUsage, ClusterQueueNominalQuota,
-	ClusterQueueBorrowingLimit, ClusterQueueLendingLimit, ClusterQueueWeightedShare,
+	ClusterQueueBorrowingLimit, ClusterQueueLendingLimit, ClusterQueueWeightedShare, CohortWeightedShare,
 	LocalQueuePendingWorkloads, LocalQueueReservingActiveWorkloads, LocalQueueAdmittedActiveWorkloads,
 	LocalQueueQuotaReservedWorkloadsTotal, LocalQueueAdmittedWorkloadsTotal, LocalQueueAdmissionWaitTime,
 	LocalQueueEvictedWorkloadsTotal, LocalQueueStatus,

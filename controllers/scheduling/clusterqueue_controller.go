@@ -184,6 +184,11 @@ func (r *ClusterQueueReconciler) recordQueueMetrics(cq *musterv1beta1.ClusterQue
 	metrics.SetOneOf(metrics.ClusterQueueStatus, prometheus.Labels{"cluster_queue": name}, "status", clusterQueueStatusOf(active), "pending", "active", "terminating")
 	if r.fairSharing {
 		metrics.ClusterQueueWeightedShare.WithLabelValues(name, cohort).Set(float64(st.WeightedShare))
+		// The cohort's share moves with its queues' usage: refreshed with
+		// them, not only when the Cohort object changes.
+		if st.HasCohortShare {
+			metrics.CohortWeightedShare.WithLabelValues(cohort).Set(float64(st.CohortShare))
+		}
 	}
 	for _, g := range []*prometheus.GaugeVec{metrics.ClusterQueueResourceReservation, metrics.ClusterQueueResourceUsage,
 		metrics.ClusterQueueNominalQuota, metrics.ClusterQueueBorrowingLimit, metrics.ClusterQueueLendingLimit} {

@@ -13,6 +13,10 @@ type QueueStatus struct {
 	Borrowed Usage
 	// WeightedShare is the queue's DRF share in thousandths (fair sharing).
 	WeightedShare int64
+	// CohortShare is the share of the queue's cohort within its parent
+	// (fair sharing), if it has a cohort.
+	CohortShare    int64
+	HasCohortShare bool
 	// Inactive says why the queue admits nothing, or is empty;
 	// InactiveBecause is its cause.
 	Inactive        string
@@ -49,6 +53,9 @@ func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
 			st.Inactive, st.InactiveBecause = q.Inactive, q.InactiveBecause
 			st.Borrowed = q.Borrowed()
 			st.WeightedShare = q.node.share()
+		}
+		if n, ok := snap.cohorts[cq.Cohort]; ok && cq.Cohort != "" {
+			st.CohortShare, st.HasCohortShare = n.share(), true
 		}
 	}
 	for _, cw := range c.byQueue[name] {
