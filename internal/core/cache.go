@@ -25,6 +25,8 @@ type Cache struct {
 	// lqStop holds the stop policy of stopped LocalQueues (namespace/name).
 	lqStop      map[string]StopPolicy
 	fairSharing bool
+	// decay, when set, is usage-decayed fair sharing (SetUsageDecay).
+	decay *usageDecay
 	// blockAdmission admits nothing while an admitted workload's pods are
 	// not all ready (waitForPodsReady.blockAdmission).
 	blockAdmission bool

@@ -68,6 +68,7 @@ func (c *Cache) quotaSnapshot(queues map[string]*ClusterQueue) *Snapshot {
 	for name, q := range s.queues {
 		q.AddUsage(c.usage[name])
 	}
+	c.decayNodes(s)
 	return s
 }
 

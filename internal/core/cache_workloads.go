@@ -28,6 +28,7 @@ func (c *Cache) Assume(wl *Workload) error {
 		return fmt.Errorf("workload %s already holds quota", wl.Key)
 	}
 	c.add(wl, true)
+	c.recordAdmitted(wl.Admission.ClusterQueue, wl.Admission.Usage())
 	return nil
 }
 
@@ -37,6 +38,9 @@ func (c *Cache) Forget(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cw, ok := c.workloads[key]; ok && cw.assumed {
+		if u := c.decayAdmitted(cw.wl.Admission.ClusterQueue); u != nil {
+			u.Sub(cw.usage)
+		}
 		c.remove(key)
 	}
 }

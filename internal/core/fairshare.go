@@ -44,10 +44,10 @@ func mulDiv(a, b, c int64) int64 {
 }
 
 // pickFair runs the fair-sharing tournament from a root: at every cohort the
-// child with the lowest share wins (then the higher priority, then the
+// child with the lowest share (of decayed usage, with decay on) wins (then the higher priority, then the
 // older head), down to a ClusterQueue. It returns nil when no queue under
 // the node has a candidate left.
-func (n *node) pickFair(lists map[string][]*Workload) *QueueSnapshot {
+func (n *node) pickFair(lists map[string][]*Workload, decay *usageDecay) *QueueSnapshot {
 	if n.queue != nil {
 		if len(lists[n.queue.Name]) > 0 {
 			return n.queue
@@ -57,11 +57,11 @@ func (n *node) pickFair(lists map[string][]*Workload) *QueueSnapshot {
 	var best *QueueSnapshot
 	var bestShare int64
 	for _, c := range n.children {
-		q := c.pickFair(lists)
+		q := c.pickFair(lists, decay)
 		if q == nil {
 			continue
 		}
-		share := c.share()
+		share := c.fairShare(decay)
 		if best == nil || share < bestShare || (share == bestShare && before(lists[q.Name][0], lists[best.Name][0])) {
 			best, bestShare = q, share
 		}

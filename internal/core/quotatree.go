@@ -26,6 +26,8 @@ type node struct {
 	// a waiting preemptor (cycle.holdRoom), not quota any workload uses.
 	reserved Usage
 	weight   int64
+	// decayed is the node's decayed usage, with usage decay on.
+	decayed *DecayedUsage
 }
 
 func newNode(name string, groups []ResourceGroup, weight int64) *node {

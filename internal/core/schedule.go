@@ -171,7 +171,7 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 	for len(ordered) > 0 {
 		live := ordered[:0]
 		for _, root := range ordered {
-			q := root.pickFair(lists)
+			q := root.pickFair(lists, s.decay)
 			if q == nil {
 				continue
 			}
@@ -285,6 +285,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 // admit takes the admission's quota and placements in the snapshot.
 func (c *cycle) admit(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) Decision {
 	q.AddUsage(adm.Usage())
+	s.countDecayed(q, adm.Usage())
 	commitPlacements(s, adm)
 	return Decision{Workload: wl, Admission: adm}
 }

@@ -17,6 +17,8 @@ type Snapshot struct {
 	lqStop map[string]StopPolicy
 	// fairSharing orders admissions and preemptions by DRF shares.
 	fairSharing bool
+	// decay, when set, orders the fair-sharing tournament by decayed usage.
+	decay *usageDecay
 	// notReady lists admitted workloads not ready yet, when admission is
 	// blocked until they are.
 	notReady []string

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -133,7 +134,14 @@ func (l *listOptions) positions(ctx context.Context, c client.Client, wls []must
 		asked[lq] = true
 		got, err := pendingInLocalQueue(ctx, l.Options, wl.Namespace, string(wl.Spec.QueueName))
 		if err != nil {
+			if apierrors.IsNotFound(err) && !apierrors.HasStatusCause(err, metav1.CauseTypeUnexpectedServerResponse) {
+				continue // the LocalQueue is gone: its workloads have no position
+			}
 			fmt.Fprintf(l.ErrOut, "Warning: positions in LocalQueue %s unknown: %v\n", lq, err)
+			if apierrors.IsServiceUnavailable(err) || apierrors.IsForbidden(err) || isNoAPI(err) {
+				// The same answer for every other queue: say it once.
+				return out
+			}
 			continue
 		}
 		for _, it := range got.Items {
@@ -141,6 +149,12 @@ func (l *listOptions) positions(ctx context.Context, c client.Client, wls []must
 		}
 	}
 	return out
+}
+
+// isNoAPI is whether the cluster does not serve visibility.muster.dev
+// (no APIService: the request falls through to a 404 of the API server).
+func isNoAPI(err error) bool {
+	return apierrors.IsNotFound(err) && apierrors.HasStatusCause(err, metav1.CauseTypeUnexpectedServerResponse)
 }
 
 // position is a pending workload's place, from the visibility API.
