@@ -129,6 +129,9 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	newStatus.FairSharing = nil
 	if r.fairSharing {
 		newStatus.FairSharing = &musterv1beta1.FairSharingStatus{WeightedShare: st.WeightedShare}
+		if d, ok := r.state.Cache.DecayedUsageOf(cq.Name, false); ok {
+			newStatus.FairSharing.DecayedUsage, newStatus.FairSharing.LastSampled = decayedStatus(d)
+		}
 	}
 	active := activeCondition(cq, st)
 	meta.SetStatusCondition(&newStatus.Conditions, active)

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -71,11 +72,15 @@ func (r *CohortReconciler) updateStatus(ctx context.Context, co *musterv1beta1.C
 		return nil
 	}
 	share, _ := r.state.Cache.CohortShare(co.Name)
-	if co.Status.FairSharing != nil && co.Status.FairSharing.WeightedShare == share {
+	fs := &musterv1beta1.FairSharingStatus{WeightedShare: share}
+	if d, ok := r.state.Cache.DecayedUsageOf(co.Name, true); ok {
+		fs.DecayedUsage, fs.LastSampled = decayedStatus(d)
+	}
+	if equality.Semantic.DeepEqual(co.Status.FairSharing, fs) {
 		return nil
 	}
 	orig := co.DeepCopy()
-	co.Status.FairSharing = &musterv1beta1.FairSharingStatus{WeightedShare: share}
+	co.Status.FairSharing = fs
 	return client.IgnoreNotFound(r.client.Status().Patch(ctx, co, client.MergeFrom(orig)))
 }
 

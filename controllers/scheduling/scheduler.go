@@ -150,9 +150,11 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	}
 	for i := range cohorts.Items {
 		s.state.applyCohort(&cohorts.Items[i])
+		s.state.restoreDecayed(cohorts.Items[i].Name, true, cohorts.Items[i].Status.FairSharing)
 	}
 	for i := range cqs.Items {
 		s.state.applyClusterQueue(&cqs.Items[i])
+		s.state.restoreDecayed(cqs.Items[i].Name, false, cqs.Items[i].Status.FairSharing)
 	}
 	for i := range lqs.Items {
 		s.state.applyLocalQueue(&lqs.Items[i])

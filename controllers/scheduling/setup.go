@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
 )
 
 // Options are the component-config switches of the core controllers.
@@ -27,6 +28,10 @@ type Options struct {
 	Clock           clock.Clock
 	// DefaultGang is the gang scheduler of ClusterQueues that name none.
 	DefaultGang musterv1beta1.GangSchedulerProvider
+	// UsageDecay, when set, orders fair sharing by usage decayed over time,
+	// sampled every UsageSampling (fairSharing.usage).
+	UsageDecay    *core.DecayConfig
+	UsageSampling time.Duration
 }
 
 // Setup registers the core controllers and the scheduler on a manager and
@@ -39,6 +44,12 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
 	state.requeueByCreation = opts.RequeueByCreation
 	state.defaultGang = opts.DefaultGang
+	if opts.UsageDecay != nil {
+		state.Cache.SetUsageDecay(*opts.UsageDecay, opts.UsageSampling)
+		if err := mgr.Add(&usageSampler{state: state, clock: opts.Clock, interval: opts.UsageSampling}); err != nil {
+			return nil, err
+		}
+	}
 	c := mgr.GetClient()
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},

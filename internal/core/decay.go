@@ -292,3 +292,14 @@ func (c *Cache) decayAdmitted(clusterQueue string) Usage {
 	}
 	return c.decay.admitted[clusterQueue]
 }
+
+// ClusterQueueNames lists the ClusterQueues the cache knows.
+func (c *Cache) ClusterQueueNames() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]string, 0, len(c.queues))
+	for name := range c.queues {
+		out = append(out, name)
+	}
+	return out
+}

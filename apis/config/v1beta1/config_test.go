@@ -67,6 +67,22 @@ func TestLoadFile(t *testing.T) {
 			yaml:    "leaderElection:\n  leaseDuration: 5s\n  renewDeadline: 10s\n",
 			wantErr: "leaseDuration",
 		},
+		"usage decay": {
+			yaml: "fairSharing:\n  enable: true\n  usage:\n    halfLife: 1h\n    weights:\n      nvidia.com/gpu: \"4\"\n",
+			check: func(c *Configuration) bool {
+				u := c.FairSharing.Usage
+				w := u.Weights["nvidia.com/gpu"]
+				return u.HalfLife.Duration == time.Hour && u.SamplingInterval.Duration == DefaultUsageSamplingInterval && w.Value() == 4
+			},
+		},
+		"usage decay without fair sharing": {
+			yaml:    "fairSharing:\n  usage:\n    halfLife: 1h\n",
+			wantErr: "fairSharing.usage",
+		},
+		"negative half-life": {
+			yaml:    "fairSharing:\n  enable: true\n  usage:\n    halfLife: -1h\n",
+			wantErr: "fairSharing.usage.halfLife",
+		},
 		"unknown field": {
 			yaml:    "namespce: typo\n",
 			wantErr: "unknown field",

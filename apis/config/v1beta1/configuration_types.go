@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -245,6 +247,21 @@ const (
 type FairSharing struct {
 	// Enable turns fair sharing on.
 	Enable bool `json:"enable,omitempty"`
+	// Usage, when set, orders the fair-sharing tournament by usage decayed
+	// over time instead of current usage (docs/fairness.md).
+	Usage *FairSharingUsage `json:"usage,omitempty"`
+}
+
+// FairSharingUsage is usage-decayed fair sharing.
+type FairSharingUsage struct {
+	// HalfLife is how long until past usage weighs half; 0 keeps none.
+	HalfLife metav1.Duration `json:"halfLife"`
+	// SamplingInterval is how often usage is sampled into the decayed
+	// average and written to the queues' status.fairSharing (default 5m).
+	SamplingInterval *metav1.Duration `json:"samplingInterval,omitempty"`
+	// Weights scale each resource's share (e.g. nvidia.com/gpu: 4 makes a
+	// GPU count four times a core's); a resource not named weighs 1.
+	Weights map[corev1.ResourceName]resource.Quantity `json:"weights,omitempty"`
 }
 
 func init() {

@@ -14,6 +14,7 @@ const (
 	DefaultHealthProbeBindAddress = ":8081"
 	DefaultMetricsBindAddress     = ":8443"
 	DefaultVisibilityBindAddress  = ":8082"
+	DefaultUsageSamplingInterval  = 5 * time.Minute
 	DefaultWebhookPort            = 9443
 	DefaultWebhookCertDir         = "/tmp/k8s-webhook-server/serving-certs"
 	DefaultLeaderElectionID       = "muster.dev"
@@ -83,6 +84,9 @@ func SetDefaults(c *Configuration) {
 	setPodsReadyDefaults(c)
 	if c.FairSharing == nil {
 		c.FairSharing = &FairSharing{}
+	}
+	if u := c.FairSharing.Usage; u != nil && u.SamplingInterval == nil {
+		u.SamplingInterval = &metav1.Duration{Duration: DefaultUsageSamplingInterval}
 	}
 	if c.PreemptionDelay == nil {
 		c.PreemptionDelay = &metav1.Duration{Duration: DefaultPreemptionDelay}

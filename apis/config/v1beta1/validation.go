@@ -34,9 +34,34 @@ func Validate(c *Configuration) field.ErrorList {
 	}
 	errs = append(errs, validatePodsReady(c.WaitForPodsReady, field.NewPath("waitForPodsReady"))...)
 	errs = append(errs, validateGang(c.GangScheduling, field.NewPath("gangScheduling"))...)
+	errs = append(errs, validateFairSharing(c.FairSharing, field.NewPath("fairSharing"))...)
 	le := c.LeaderElection
 	if *le.LeaderElect && le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
 		errs = append(errs, field.Invalid(field.NewPath("leaderElection", "leaseDuration"), le.LeaseDuration.Duration.String(), "must be greater than renewDeadline"))
+	}
+	return errs
+}
+
+func validateFairSharing(f *FairSharing, path *field.Path) field.ErrorList {
+	u := f.Usage
+	if u == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	path = path.Child("usage")
+	if !f.Enable {
+		errs = append(errs, field.Invalid(path, "set", "needs fairSharing.enable: usage decay orders the fair-sharing tournament"))
+	}
+	if u.HalfLife.Duration < 0 {
+		errs = append(errs, field.Invalid(path.Child("halfLife"), u.HalfLife.Duration.String(), "must not be negative"))
+	}
+	if u.SamplingInterval != nil && u.SamplingInterval.Duration <= 0 {
+		errs = append(errs, field.Invalid(path.Child("samplingInterval"), u.SamplingInterval.Duration.String(), "must be positive"))
+	}
+	for name, w := range u.Weights {
+		if w.Sign() < 0 {
+			errs = append(errs, field.Invalid(path.Child("weights").Key(string(name)), w.String(), "must not be negative"))
+		}
 	}
 	return errs
 }

@@ -3,6 +3,7 @@ package v1beta1
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const (
@@ -128,6 +129,21 @@ type FairSharingStatus struct {
 	// divided by the weight. 0 means the queue borrows nothing.
 	// +required
 	WeightedShare int64 `json:"weightedShare"`
+
+	// decayedUsage is the usage averaged over time with the half-life of
+	// fairSharing.usage (the component configuration), per flavor and
+	// resource, as of lastSampled: what the fair-sharing tournament orders
+	// by when usage decay is on. Kept here so that a restarted manager
+	// continues from it. Empty without usage decay.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	DecayedUsage []FlavorUsage `json:"decayedUsage,omitempty"`
+
+	// lastSampled is when decayedUsage was last sampled.
+	// +optional
+	LastSampled *metav1.Time `json:"lastSampled,omitempty"`
 }
 
 // StopPolicy stops a queue.

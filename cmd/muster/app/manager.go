@@ -37,6 +37,7 @@ import (
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
 	"github.com/musterhq/muster/controllers/visibility"
+	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/webhooks"
 )
 
@@ -228,6 +229,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		Clock:             clk,
 		DefaultGang:       musterv1beta1.GangSchedulerProvider(cfg.GangScheduling.Provider),
 	}
+	coreOpts.UsageDecay, coreOpts.UsageSampling = usageDecay(cfg.FairSharing)
 	state, err := scheduling.Setup(mgr, coreOpts)
 	if err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
@@ -248,6 +250,18 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		return fmt.Errorf("setting up the topology ungater: %w", err)
 	}
 	return nil
+}
+
+// usageDecay is fairSharing.usage for the core (nil when off).
+func usageDecay(f *configv1beta1.FairSharing) (*core.DecayConfig, time.Duration) {
+	if f == nil || !f.Enable || f.Usage == nil {
+		return nil, 0
+	}
+	d := &core.DecayConfig{HalfLife: f.Usage.HalfLife.Duration, Weights: map[string]float64{}}
+	for name, w := range f.Usage.Weights {
+		d.Weights[string(name)] = w.AsApproximateFloat64()
+	}
+	return d, f.Usage.SamplingInterval.Duration
 }
 
 // visibilityEnabled is whether the manager serves visibility.muster.dev.
