@@ -63,6 +63,9 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 			out.Preemption.BorrowWithinCohort = toPolicy(b.Policy)
 			out.Preemption.MaxPriorityThreshold = b.MaxPriorityThreshold
 		}
+		if p.MinRuntimeSeconds != nil {
+			out.Preemption.MinRuntime = time.Duration(*p.MinRuntimeSeconds) * time.Second
+		}
 	}
 	out.Fungibility = core.FlavorFungibility{StopAtBorrow: true}
 	if f := cq.Spec.FlavorFungibility; f != nil {

@@ -195,6 +195,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		case d.Admission == nil && len(d.Victims) == 0 && !d.Workload.NeedsPreemptionSince.IsZero():
 			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
+		if d.RetryAfter > 0 && !d.NeedsPreemption {
+			// A victim's minimum runtime ends then: try again.
+			s.wake.after(ctx, d.RetryAfter)
+		}
 		if d.Evict != core.NoEviction {
 			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
 			continue

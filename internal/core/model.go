@@ -150,6 +150,10 @@ type Preemption struct {
 	// PreemptLowerPriority), up to MaxPriorityThreshold when set.
 	BorrowWithinCohort   PreemptionPolicy
 	MaxPriorityThreshold *int32
+	// MinRuntime is how long the queue's admitted workloads run before
+	// they may be preempted (or reclaimed from): they may still be evicted
+	// by a drain or a deactivation.
+	MinRuntime time.Duration
 }
 
 // FlavorFungibility says whether to stop at a flavor that fits only by

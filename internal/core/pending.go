@@ -46,6 +46,9 @@ const (
 	// EvictionRetry: its victims (Workloads) could not be evicted yet; the
 	// scheduler tries again shortly.
 	EvictionRetry
+	// VictimsInMinRuntime: it fits only by preempting Workloads that have
+	// not run their queue's minimum runtime; the first may go in Wait.
+	VictimsInMinRuntime
 )
 
 // Pending is why a workload waits, as structure: the reason writer
@@ -92,6 +95,9 @@ func (p *Pending) Message() string {
 		return fmt.Sprintf("waiting for quota to free before preempting (%s at most): %s", p.Wait.Round(time.Second), p.NoFit.Message())
 	case ReclaimInCohort:
 		return fmt.Sprintf("waiting for preemption: another workload is taking back quota in cohort %s this cycle", p.Cohort)
+	case VictimsInMinRuntime:
+		return fmt.Sprintf("waiting for preemption: %d workload(s) to preempt have not run their minimum runtime (%s); the first may be preempted in %s",
+			len(p.Workloads), strings.Join(p.Workloads, ", "), p.Wait.Round(time.Second))
 	case VictimsLeaving:
 		return fmt.Sprintf("waiting for preemption: %d workload(s) being evicted to make room (%s)", len(p.Workloads), strings.Join(p.Workloads, ", "))
 	case Preempting:

@@ -2,6 +2,7 @@ package core
 
 import (
 	"sort"
+	"time"
 )
 
 // PreemptionReason says why a victim is preempted. The controllers map it
@@ -42,6 +43,10 @@ type candidate struct {
 type preemptionPlan struct {
 	victims []Victim
 	waitFor []*Workload
+	// protected are victims that would do once their minimum runtime has
+	// passed, the first of them in protectedFor.
+	protected    []Victim
+	protectedFor time.Duration
 }
 
 // planPreemption finds the smallest set of admitted workloads whose eviction
@@ -74,12 +79,39 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 	}
 	for _, borrow := range []bool{false, true} {
 		short := shortfall(q, need, borrow)
-		cands := candidates(s, q, wl, need, short, tree, borrow)
+		cands, protected := candidates(s, q, wl, need, short, tree, borrow)
 		if victims := greedyMinimal(s, fc, short, cands, borrow); victims != nil {
 			return preemptionPlan{victims: victims}
 		}
+		if len(protected) == 0 {
+			continue
+		}
+		if victims := greedyMinimal(s, fc, short, append(cands, protected...), borrow); victims != nil {
+			return preemptionPlan{protected: victims, protectedFor: firstUnprotected(s, victims)}
+		}
 	}
 	return preemptionPlan{}
+}
+
+// protectedFor is how much longer an admitted workload of queue l may not
+// be preempted (its queue's minimum runtime), 0 if it may now.
+func protectedFor(s *Snapshot, l *QueueSnapshot, w *Workload) time.Duration {
+	if l.Preemption.MinRuntime <= 0 || w.AdmittedAt.IsZero() || s.now.IsZero() {
+		return 0
+	}
+	return max(0, w.AdmittedAt.Add(l.Preemption.MinRuntime).Sub(s.now))
+}
+
+// firstUnprotected is when the first protected victim's minimum runtime
+// ends.
+func firstUnprotected(s *Snapshot, victims []Victim) time.Duration {
+	var first time.Duration
+	for _, v := range victims {
+		if d := protectedFor(s, s.Queue(v.Queue), v.Workload); d > 0 && (first == 0 || d < first) {
+			first = d
+		}
+	}
+	return first
 }
 
 // shortfall is the part of need that does not fit the queue now: the
@@ -105,9 +137,10 @@ func shortfall(q *QueueSnapshot, need Usage, borrow bool) Usage {
 // candidates lists the workloads the queue's policies allow wl to preempt,
 // among those using a flavor-resource in short, in the order they should
 // go: other queues' first (reclaim; under fair sharing the highest share
-// first), then lower priority, then the most recently admitted.
-func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need, short Usage, tree []*QueueSnapshot, borrow bool) []candidate {
-	var out []candidate
+// first), then lower priority, then the most recently admitted. Those
+// within their queue's minimum runtime are listed apart, in the same
+// order: they are never victims, but say what the preemptor waits for.
+func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need, short Usage, tree []*QueueSnapshot, borrow bool) (out, protected []candidate) {
 	for _, l := range tree {
 		for _, w := range l.Workloads {
 			if w.Evicting || !overlaps(w, short) {
@@ -121,11 +154,22 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need, short Usage, 
 			} else {
 				c.reason = reclaimReason(s, q, wl, w, need, borrow)
 			}
-			if c.reason != "" {
+			switch {
+			case c.reason == "":
+			case protectedFor(s, l, w) > 0:
+				protected = append(protected, c)
+			default:
 				out = append(out, c)
 			}
 		}
 	}
+	order(s, q, out)
+	order(s, q, protected)
+	return out, protected
+}
+
+// order sorts candidates in the order they should go.
+func order(s *Snapshot, q *QueueSnapshot, out []candidate) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if (a.queue == q) != (b.queue == q) {
@@ -147,7 +191,6 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need, short Usage, 
 		}
 		return a.wl.Key > b.wl.Key
 	})
-	return out
 }
 
 // withinNominal reports whether need fits the queue's nominal quota on top

@@ -352,6 +352,16 @@ func (c *cycle) preempt(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admiss
 	if len(plan.waitFor) > 0 {
 		return Decision{Workload: wl, Park: park, Pending: Pending{Kind: VictimsLeaving, Workloads: keys(plan.waitFor)}}, true
 	}
+	if len(plan.protected) > 0 {
+		// Not parked: nothing is released when a minimum runtime passes;
+		// the scheduler is woken then (RetryAfter).
+		var ws []*Workload
+		for _, v := range plan.protected {
+			ws = append(ws, v.Workload)
+		}
+		return Decision{Workload: wl, RetryAfter: plan.protectedFor,
+			Pending: Pending{Kind: VictimsInMinRuntime, Workloads: keys(ws), Wait: plan.protectedFor}}, true
+	}
 	if len(plan.victims) == 0 {
 		return Decision{}, false
 	}

@@ -144,6 +144,15 @@ type ClusterQueuePreemption struct {
 	// +kubebuilder:validation:Enum=Never;LowerPriority;LowerOrNewerEqualPriority
 	// +kubebuilder:default=Never
 	WithinClusterQueue PreemptionPolicy `json:"withinClusterQueue,omitempty"`
+
+	// minRuntimeSeconds is how long, in seconds, a workload admitted to
+	// this queue runs before it may be preempted, by its own queue or
+	// reclaimed by the cohort (a drain or a deactivation still evicts it). A
+	// preemptor that needs it waits, and its pending reason says for how
+	// long. Unset or 0: no minimum (Kueue's behaviour).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinRuntimeSeconds *int32 `json:"minRuntimeSeconds,omitempty"`
 }
 
 // BorrowWithinCohort configures preemption of other queues' workloads to

@@ -1,0 +1,89 @@
+package core
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// minRuntimeQueue is a 4-GPU queue preempting lower priority within
+// itself, whose workloads run min before they may be preempted, holding a
+// low-priority workload admitted at admittedAt.
+func minRuntimeQueue(min time.Duration, admittedAt time.Time) *Cache {
+	cq := gpuQueue("cq", gpus("a100", 4))
+	cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority, MinRuntime: min}
+	c := cacheWith([]*ClusterQueue{cq}, "a100")
+	low := admitted(gpuWl("low", 0, 0, 4, 1), "cq", "a100")
+	low.AdmittedAt = admittedAt
+	c.AddOrUpdateWorkload(low)
+	return c
+}
+
+// TestMinRuntimeProtectsVictims: a higher-priority workload does not
+// preempt one that has not run its queue's minimum runtime; it waits, says
+// for whom and how long, and asks to be tried again then; once the runtime
+// has passed it preempts.
+func TestMinRuntimeProtectsVictims(t *testing.T) {
+	admittedAt := epoch
+	c := minRuntimeQueue(10*time.Minute, admittedAt)
+	high := gpuWl("high", 100, 1, 4, 1)
+
+	s := c.Snapshot()
+	s.SetNow(admittedAt.Add(4 * time.Minute))
+	d := Schedule(s, map[string][]*Workload{"cq": {high}})[0]
+	if len(d.Victims) != 0 {
+		t.Fatalf("preempted within the minimum runtime: %v", d.Victims)
+	}
+	if d.Pending.Kind != VictimsInMinRuntime || d.RetryAfter != 6*time.Minute {
+		t.Fatalf("pending %v, retry after %s; want VictimsInMinRuntime in 6m", d.Pending.Kind, d.RetryAfter)
+	}
+	if msg := d.Message(); !strings.Contains(msg, "ns/low") || !strings.Contains(msg, "minimum runtime") || !strings.Contains(msg, "6m0s") {
+		t.Errorf("message %q", msg)
+	}
+
+	s = c.Snapshot()
+	s.SetNow(admittedAt.Add(10 * time.Minute))
+	d = Schedule(s, map[string][]*Workload{"cq": {high}})[0]
+	if len(d.Victims) != 1 || d.Victims[0].Workload.Key != "ns/low" {
+		t.Fatalf("after the minimum runtime: victims %v, pending %s", d.Victims, d.Message())
+	}
+}
+
+// TestMinRuntimeZeroIsKueue: without a minimum runtime the victim goes at
+// once, as in Kueue.
+func TestMinRuntimeZeroIsKueue(t *testing.T) {
+	c := minRuntimeQueue(0, epoch)
+	s := c.Snapshot()
+	s.SetNow(epoch.Add(time.Second))
+	d := Schedule(s, map[string][]*Workload{"cq": {gpuWl("high", 100, 1, 4, 1)}})[0]
+	if len(d.Victims) != 1 {
+		t.Fatalf("victims %v, pending %s", d.Victims, d.Message())
+	}
+}
+
+// TestMinRuntimeNeverViolated (property): whatever the admission times,
+// minimum runtimes and the cycle's time, no victim chosen has run less
+// than its queue's minimum runtime.
+func TestMinRuntimeNeverViolated(t *testing.T) {
+	for i := range 500 {
+		min := time.Duration(i%7) * time.Minute
+		cq := gpuQueue("cq", gpus("a100", 8))
+		cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority, MinRuntime: min}
+		c := cacheWith([]*ClusterQueue{cq}, "a100")
+		for j := range 4 {
+			w := admitted(gpuWl("low"+string(rune('a'+j)), 0, j, 2, 1), "cq", "a100")
+			w.AdmittedAt = epoch.Add(time.Duration((i*7+j*3)%11) * time.Minute)
+			c.AddOrUpdateWorkload(w)
+		}
+		s := c.Snapshot()
+		now := epoch.Add(time.Duration(10+i%13) * time.Minute) // after every admission
+		s.SetNow(now)
+		for _, d := range Schedule(s, map[string][]*Workload{"cq": {gpuWl("high", 100, 100, int32(1+i%8), 1)}}) {
+			for _, v := range d.Victims {
+				if ran := now.Sub(v.Workload.AdmittedAt); ran < min {
+					t.Fatalf("case %d: victim %s ran %s < minimum %s", i, v.Workload.Key, ran, min)
+				}
+			}
+		}
+	}
+}
