@@ -323,16 +323,22 @@ func preemptionReason(r core.PreemptionReason) string {
 // borrowed from the cohort when borrowed is given.
 func toFlavorUsage(u, borrowed core.Usage) []musterv1beta1.FlavorUsage {
 	byFlavor := map[string][]musterv1beta1.ResourceUsage{}
-	var flavors []string
 	for fr, v := range u {
-		if _, ok := byFlavor[fr.Flavor]; !ok {
-			flavors = append(flavors, fr.Flavor)
-		}
 		ru := musterv1beta1.ResourceUsage{Name: corev1.ResourceName(fr.Resource), Total: core.Quantity(fr.Resource, v)}
 		if b := borrowed[fr]; b > 0 {
 			ru.Borrowed = core.Quantity(fr.Resource, b)
 		}
 		byFlavor[fr.Flavor] = append(byFlavor[fr.Flavor], ru)
+	}
+	return groupedByFlavor(byFlavor)
+}
+
+// groupedByFlavor is per-flavor resource usage as the status lists it:
+// flavors by name, resources in each sorted.
+func groupedByFlavor(byFlavor map[string][]musterv1beta1.ResourceUsage) []musterv1beta1.FlavorUsage {
+	flavors := make([]string, 0, len(byFlavor))
+	for f := range byFlavor {
+		flavors = append(flavors, f)
 	}
 	sort.Strings(flavors)
 	out := make([]musterv1beta1.FlavorUsage, 0, len(flavors))

@@ -2,9 +2,7 @@ package scheduling
 
 import (
 	"context"
-	"maps"
 	"math"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,14 +59,8 @@ func decayedStatus(d core.DecayedUsage) ([]musterv1beta1.FlavorUsage, *metav1.Ti
 		}
 		byFlavor[fr.Flavor] = append(byFlavor[fr.Flavor], musterv1beta1.ResourceUsage{Name: corev1.ResourceName(fr.Resource), Total: q})
 	}
-	out := make([]musterv1beta1.FlavorUsage, 0, len(byFlavor))
-	for _, f := range slices.Sorted(maps.Keys(byFlavor)) {
-		rs := byFlavor[f]
-		sortResourceUsage(rs)
-		out = append(out, musterv1beta1.FlavorUsage{Name: musterv1beta1.ResourceFlavorReference(f), Resources: rs})
-	}
 	at := metav1.NewTime(d.At)
-	return out, &at
+	return groupedByFlavor(byFlavor), &at
 }
 
 // decayedQuantity is a decayed amount in the core's units as a quantity,

@@ -122,7 +122,8 @@ func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime
 	}
 	namespace, _ := genericapirequest.NamespaceFrom(ctx)
 	ofQueue := func(wl *core.Workload) bool { return wl.Namespace == namespace && wl.Queue == name }
-	if cq, ok := p.src.Queues.ClusterQueueOf(namespace, name); ok {
+	cq, known := p.src.Queues.ClusterQueueOf(namespace, name)
+	if known {
 		if order, ok := p.src.Queues.Pending(cq); ok {
 			return p.summary(order.Page(offset, limit, ofQueue)), nil
 		}
@@ -130,10 +131,8 @@ func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime
 	// The LocalQueue or its ClusterQueue does not exist (yet): its
 	// workloads wait for it, in no ClusterQueue.
 	waiting := p.src.Queues.WaitingForClusterQueue(namespace, name)
-	if len(waiting) == 0 {
-		if _, known := p.src.Queues.ClusterQueueOf(namespace, name); !known {
-			return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("localqueues"), name)
-		}
+	if len(waiting) == 0 && !known {
+		return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("localqueues"), name)
 	}
 	page := core.NewPendingOrder(waiting).Page(offset, limit, nil)
 	for i := range page {

@@ -12,14 +12,19 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 )
 
 // frontProxyArgs makes a front-proxy CA and client certificate in dir and
@@ -140,4 +145,43 @@ func (e *Env) RegisterVisibility(ctx context.Context, port int) error {
 		return fmt.Errorf("APIService %s not available (%s): %w", VisibilityAPIService, last, err)
 	}
 	return nil
+}
+
+// StartManagerWithVisibility starts a manager (TestConfig, changed by
+// mutate) serving the visibility API on a free port, and registers that API
+// with the API server (RegisterVisibility). The caller stops the manager.
+func (e *Env) StartManagerWithVisibility(ctx context.Context, mutate ...func(*configv1beta1.Configuration)) (*Manager, error) {
+	port := freePort()
+	mutate = append([]func(*configv1beta1.Configuration){func(c *configv1beta1.Configuration) {
+		c.Visibility.BindAddress = fmt.Sprintf("127.0.0.1:%d", port)
+	}}, mutate...)
+	m, err := e.StartManagerE(mutate...)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.RegisterVisibility(ctx, port); err != nil {
+		_ = m.StopE()
+		return nil, err
+	}
+	return m, nil
+}
+
+// ServiceAccountToken creates a ServiceAccount in namespace and returns a
+// fresh token of it, as the kubelet mounts one (for endpoints that take
+// bearer tokens: /metrics, the dashboard).
+func (e *Env) ServiceAccountToken(t testing.TB, namespace, name string) string {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+	if err := e.Client.Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }

@@ -61,6 +61,20 @@ func newListCommand(o *Options) *cobra.Command {
 	return cmd
 }
 
+// fetch lists objects in the flags' scope (the namespace, or all with
+// -A, for namespaced kinds; the label selector) into list.
+func (l *listOptions) fetch(ctx context.Context, list client.ObjectList, namespaced bool) (client.Client, error) {
+	c, err := l.Client()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := l.listOpts(namespaced)
+	if err != nil {
+		return nil, err
+	}
+	return c, c.List(ctx, list, opts...)
+}
+
 // listOpts are the client's list options for the flags.
 func (l *listOptions) listOpts(namespaced bool) ([]client.ListOption, error) {
 	sel, err := labels.Parse(l.selector)
@@ -79,16 +93,9 @@ func (l *listOptions) listOpts(namespaced bool) ([]client.ListOption, error) {
 }
 
 func (l *listOptions) workloads(ctx context.Context) error {
-	c, err := l.Client()
-	if err != nil {
-		return err
-	}
-	opts, err := l.listOpts(true)
-	if err != nil {
-		return err
-	}
 	var list musterv1beta1.WorkloadList
-	if err := c.List(ctx, &list, opts...); err != nil {
+	c, err := l.fetch(ctx, &list, true)
+	if err != nil {
 		return err
 	}
 	sortByNamespaceAndName(list.Items, func(w *musterv1beta1.Workload) metav1.Object { return w })
@@ -105,12 +112,16 @@ func (l *listOptions) workloads(ctx context.Context) error {
 // the user may not list them).
 func (l *listOptions) clusterQueuesOfLocalQueues(ctx context.Context, c client.Client) map[string]string {
 	out := map[string]string{}
-	opts, err := l.listOpts(true)
-	if err != nil {
-		return out
+	var scope []client.ListOption // the workloads' namespaces, any labels
+	if !l.allNamespaces {
+		ns, err := l.Namespace()
+		if err != nil {
+			return out
+		}
+		scope = append(scope, client.InNamespace(ns))
 	}
 	var lqs musterv1beta1.LocalQueueList
-	if err := c.List(ctx, &lqs, opts[1:]...); err != nil {
+	if err := c.List(ctx, &lqs, scope...); err != nil {
 		return out
 	}
 	for _, lq := range lqs.Items {
@@ -265,16 +276,8 @@ func flavors(wl *musterv1beta1.Workload) string {
 }
 
 func (l *listOptions) clusterQueues(ctx context.Context) error {
-	c, err := l.Client()
-	if err != nil {
-		return err
-	}
-	opts, err := l.listOpts(false)
-	if err != nil {
-		return err
-	}
 	var list musterv1beta1.ClusterQueueList
-	if err := c.List(ctx, &list, opts...); err != nil {
+	if _, err := l.fetch(ctx, &list, false); err != nil {
 		return err
 	}
 	sortByNamespaceAndName(list.Items, func(q *musterv1beta1.ClusterQueue) metav1.Object { return q })
@@ -298,16 +301,8 @@ func (l *listOptions) clusterQueues(ctx context.Context) error {
 }
 
 func (l *listOptions) localQueues(ctx context.Context) error {
-	c, err := l.Client()
-	if err != nil {
-		return err
-	}
-	opts, err := l.listOpts(true)
-	if err != nil {
-		return err
-	}
 	var list musterv1beta1.LocalQueueList
-	if err := c.List(ctx, &list, opts...); err != nil {
+	if _, err := l.fetch(ctx, &list, true); err != nil {
 		return err
 	}
 	sortByNamespaceAndName(list.Items, func(q *musterv1beta1.LocalQueue) metav1.Object { return q })

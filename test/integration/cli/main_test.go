@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/test/framework"
 )
 
@@ -54,18 +53,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	port := framework.FreePort()
-	mgr, err := env.StartManagerE(func(c *configv1beta1.Configuration) {
-		c.Visibility.BindAddress = fmt.Sprintf("127.0.0.1:%d", port)
-	})
+	mgr, err := env.StartManagerWithVisibility(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer func() { _ = mgr.StopE() }()
-	if err := env.RegisterVisibility(context.Background(), port); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	return m.Run()
 }

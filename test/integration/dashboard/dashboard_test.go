@@ -15,11 +15,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	. "github.com/musterhq/muster/test/builder"
@@ -62,21 +59,17 @@ func browser(t *testing.T) context.Context {
 
 // viewerToken is a ServiceAccount token bound to config/rbac's
 // dashboard-viewer ClusterRole.
-func viewerToken(t *testing.T, g Gomega) string {
+func viewerToken(t *testing.T) string {
 	t.Helper()
 	ns := env.NewNamespace(t, "viewer", nil)
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "admin", Namespace: ns}}
+	token := env.ServiceAccountToken(t, ns, "admin")
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer-" + ns},
 		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/dashboard", "/dashboard/*"}, Verbs: []string{"get"}}}}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: ns}}}
-	env.CreateAll(t, sa, role, binding)
-	cs, err := kubernetes.NewForConfig(env.Config)
-	g.Expect(err).NotTo(HaveOccurred())
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	return tr.Status.Token
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin", Namespace: ns}}}
+	env.CreateAll(t, role, binding)
+	return token
 }
 
 // text is the visible text of the first element matching sel ("" if none).
@@ -104,7 +97,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	}, framework.Timeout, framework.Interval).Should(Equal(http.StatusUnauthorized), "no token, no dashboard")
 
 	q := env.NewGPUQueue(t, "dash", "a100", "4")
-	token := viewerToken(t, g)
+	token := viewerToken(t)
 	ctx := browser(t)
 	// As a person does: open the login link once; the cookie does the rest.
 	g.Expect(chromedp.Do(ctx, chromedp.Navigate(base+"login?token="+token))).To(Succeed())
@@ -146,17 +139,11 @@ func TestDashboardRefusesAnUnauthorizedToken(t *testing.T) {
 	g := NewWithT(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", framework.FreePort())
 	env.StartManager(t, func(c *configv1beta1.Configuration) { c.Dashboard.BindAddress = addr })
-	ns := env.NewNamespace(t, "nosy", nil)
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "nosy", Namespace: ns}}
-	env.CreateAll(t, sa)
-	cs, err := kubernetes.NewForConfig(env.Config)
-	g.Expect(err).NotTo(HaveOccurred())
-	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(context.Background(), sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	token := env.ServiceAccountToken(t, env.NewNamespace(t, "nosy", nil), "nosy")
 	ctx := browser(t)
-	_, err = chromedp.Call(ctx, network.Enable, network.EnableParams{})
+	_, err := chromedp.Call(ctx, network.Enable, network.EnableParams{})
 	g.Expect(err).NotTo(HaveOccurred())
-	_, err = chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": "Bearer " + tr.Status.Token}})
+	_, err = chromedp.Call(ctx, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers{"Authorization": "Bearer " + token}})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Eventually(func(g Gomega) {
 		g.Expect(chromedp.Do(ctx, chromedp.Navigate("https://"+addr+"/dashboard/"))).To(Succeed())

@@ -12,12 +12,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
@@ -85,17 +83,9 @@ func scrape(url, token string) (int, string, error) {
 }
 
 // token is a fresh token of a ServiceAccount, as the kubelet mounts one.
-func token(t *testing.T, ctx context.Context, sa *corev1.ServiceAccount) string {
+func token(t *testing.T, _ context.Context, sa *corev1.ServiceAccount) string {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
+	return env.ServiceAccountToken(t, sa.Namespace, sa.Name)
 }
 
 // userWithRole is a rest config for a user bound to exactly a ClusterRole

@@ -10,7 +10,6 @@ import (
 	"os"
 	"testing"
 
-	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/test/framework"
 )
 
@@ -30,13 +29,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// run starts the manager with the visibility API on a free port,
-// registers it with the API server, and runs the tests.
+// run starts the manager with the visibility API, registered with the API
+// server, and runs the tests.
 func run(m *testing.M) int {
-	port := framework.FreePort()
-	mgr, err := env.StartManagerE(func(c *configv1beta1.Configuration) {
-		c.Visibility.BindAddress = fmt.Sprintf("127.0.0.1:%d", port)
-	})
+	mgr, err := env.StartManagerWithVisibility(context.Background())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -46,9 +42,5 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, err)
 		}
 	}()
-	if err := env.RegisterVisibility(context.Background(), port); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
 	return m.Run()
 }
