@@ -87,3 +87,41 @@ func TestMinRuntimeNeverViolated(t *testing.T) {
 		}
 	}
 }
+
+// TestMinRuntimeOfThePriorityClass: a victim's own minimum runtime (from
+// its WorkloadPriorityClass) protects it in a queue without one, and the
+// larger of the two applies when both are set.
+func TestMinRuntimeOfThePriorityClass(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		queue, class      time.Duration
+		after             time.Duration
+		wantProtectedLeft time.Duration
+	}{
+		{"class only", 0, 10 * time.Minute, 4 * time.Minute, 6 * time.Minute},
+		{"class longer than queue", 5 * time.Minute, 10 * time.Minute, 7 * time.Minute, 3 * time.Minute},
+		{"queue longer than class", 10 * time.Minute, 5 * time.Minute, 7 * time.Minute, 3 * time.Minute},
+		{"both passed", 5 * time.Minute, 6 * time.Minute, 7 * time.Minute, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cq := gpuQueue("cq", gpus("a100", 4))
+			cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority, MinRuntime: tc.queue}
+			c := cacheWith([]*ClusterQueue{cq}, "a100")
+			low := admitted(gpuWl("low", 0, 0, 4, 1), "cq", "a100")
+			low.AdmittedAt, low.MinRuntime = epoch, tc.class
+			c.AddOrUpdateWorkload(low)
+			s := c.Snapshot()
+			s.SetNow(epoch.Add(tc.after))
+			d := Schedule(s, map[string][]*Workload{"cq": {gpuWl("high", 100, 1, 4, 1)}})[0]
+			if tc.wantProtectedLeft == 0 {
+				if len(d.Victims) != 1 {
+					t.Fatalf("victims %v, pending %s", d.Victims, d.Message())
+				}
+				return
+			}
+			if len(d.Victims) != 0 || d.Pending.Kind != VictimsInMinRuntime || d.RetryAfter != tc.wantProtectedLeft {
+				t.Fatalf("victims %v, pending %v, retry after %s; want protected for %s", d.Victims, d.Pending.Kind, d.RetryAfter, tc.wantProtectedLeft)
+			}
+		})
+	}
+}

@@ -190,6 +190,12 @@ type ClusterQueue struct {
 	// "None": none); a queue whose gang scheduler is not installed admits
 	// nothing.
 	Gang string
+	// StarvationAfter is how long a pending workload waits before room is
+	// held for it (see reserve.go); zero never holds any.
+	StarvationAfter time.Duration
+	// MaxRuntime is the runtime bound of the queue's workloads that declare
+	// none: a workload admitted longer is deactivated. Zero: unbounded.
+	MaxRuntime time.Duration
 }
 
 // Cohort is a node of the cohort tree: a parent, quota of its own, a weight.
@@ -264,6 +270,14 @@ type Workload struct {
 	// NeedsPreemptionSince is when a pending workload was first found to
 	// fit only by preempting (zero: never, or it changed since).
 	NeedsPreemptionSince time.Time
+	// MinRuntime is how long the workload runs before it may be preempted,
+	// from its WorkloadPriorityClass; the larger of it and its queue's
+	// Preemption.MinRuntime applies.
+	MinRuntime time.Duration
+	// MaxRuntime is the workload's declared runtime bound (its maximum
+	// execution time): it is deactivated when admitted longer, so it frees
+	// its quota by AdmittedAt+MaxRuntime. Zero: its queue's, if any.
+	MaxRuntime time.Duration
 }
 
 // Admission is the quota a workload holds.

@@ -94,12 +94,14 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 }
 
 // protectedFor is how much longer an admitted workload of queue l may not
-// be preempted (its queue's minimum runtime), 0 if it may now.
+// be preempted (the larger of its queue's and its priority class's minimum
+// runtime), 0 if it may now.
 func protectedFor(s *Snapshot, l *QueueSnapshot, w *Workload) time.Duration {
-	if l.Preemption.MinRuntime <= 0 || w.AdmittedAt.IsZero() || s.now.IsZero() {
+	minRuntime := max(l.Preemption.MinRuntime, w.MinRuntime)
+	if minRuntime <= 0 || w.AdmittedAt.IsZero() || s.now.IsZero() {
 		return 0
 	}
-	return max(0, w.AdmittedAt.Add(l.Preemption.MinRuntime).Sub(s.now))
+	return max(0, w.AdmittedAt.Add(minRuntime).Sub(s.now))
 }
 
 // firstUnprotected is when the first protected victim's minimum runtime
