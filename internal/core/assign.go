@@ -98,13 +98,33 @@ const (
 // worst of its flavors), or why there is none. The NoFit explanation is
 // also returned for FitPreempt, for when preemption finds no victims.
 func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *NoFit) {
-	excluded := map[string]bool{}
+	return assign(s, q, wl, &flavorSearch{excluded: map[string]bool{}, canPreempt: q.Preemption.Preempts()})
+}
+
+// assignUntilFree is Assign for a workload whose room will be held while
+// it frees (a starving one, see reserve.go): a flavor that fits once
+// others finish counts as FitPreempt even when the queue never preempts,
+// so the flavors the room is held in are those it would be admitted on.
+func assignUntilFree(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *NoFit) {
+	return assign(s, q, wl, &flavorSearch{excluded: map[string]bool{}, canPreempt: true})
+}
+
+// flavorSearch is what one flavor assignment carries through its pod sets:
+// the flavors passed over (their placement failed) and whether a flavor
+// that fits only once others leave counts (FitPreempt) or not (Unfit).
+type flavorSearch struct {
+	excluded   map[string]bool
+	canPreempt bool
+}
+
+func assign(s *Snapshot, q *QueueSnapshot, wl *Workload, search *flavorSearch) (*Admission, FitMode, *NoFit) {
+	excluded := search.excluded
 	var placeReasons []Reason
 	var fallback *Admission
 	fallbackMode := Unfit
 	never := true
 	for {
-		adm, mode, why := assignFlavors(s, q, wl, excluded)
+		adm, mode, why := assignFlavors(s, q, wl, search)
 		if mode == Unfit || len(topologyFlavors(s, adm)) == 0 && !asksTopology(wl) {
 			if fallback != nil {
 				n := withPlacement(why, placeReasons, false, wl)
@@ -120,7 +140,7 @@ func Assign(s *Snapshot, q *QueueSnapshot, wl *Workload) (*Admission, FitMode, *
 		fail.reason.Text += quotaNote(q, fail.flavor, adm)
 		placeReasons = append(placeReasons, fail.reason)
 		never = never && fail.never
-		if fallback == nil && !fail.never && q.Preemption != (Preemption{}) {
+		if fallback == nil && !fail.never && search.canPreempt {
 			fallback, fallbackMode = adm, mode
 		}
 		excluded[fail.flavor] = true
@@ -173,13 +193,13 @@ func withPlacement(n *NoFit, reasons []Reason, never bool, wl *Workload) *NoFit 
 }
 
 // assignFlavors is Assign's quota half, without the flavors excluded.
-func assignFlavors(s *Snapshot, q *QueueSnapshot, wl *Workload, excluded map[string]bool) (*Admission, FitMode, *NoFit) {
+func assignFlavors(s *Snapshot, q *QueueSnapshot, wl *Workload, search *flavorSearch) (*Admission, FitMode, *NoFit) {
 	adm := &Admission{ClusterQueue: q.Name}
 	mode := Fit
 	var why *NoFit
 	taken := Usage{} // quota taken by earlier pod sets of this workload
 	for i := range wl.PodSets {
-		psa, psMode, noFit := assignPodSet(s, q, &wl.PodSets[i], taken, excluded)
+		psa, psMode, noFit := assignPodSet(s, q, &wl.PodSets[i], taken, search)
 		if psMode == Unfit {
 			return nil, Unfit, withTotals(noFit, q.ClusterQueue, wl)
 		}
@@ -212,7 +232,7 @@ func withTotals(n *NoFit, cq *ClusterQueue, wl *Workload) *NoFit {
 	return n
 }
 
-func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage, excluded map[string]bool) (*PodSetAssignment, FitMode, *NoFit) {
+func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage, search *flavorSearch) (*PodSetAssignment, FitMode, *NoFit) {
 	total := podSetTotal(q.ClusterQueue, ps)
 	psa := &PodSetAssignment{Name: ps.Name, Count: ps.Count, Flavors: map[string]string{}, Usage: total}
 	groups, uncovered := groupRequests(q.ClusterQueue, total)
@@ -223,7 +243,7 @@ func assignPodSet(s *Snapshot, q *QueueSnapshot, ps *PodSet, taken Usage, exclud
 	mode := Fit
 	var why *NoFit
 	for _, g := range groups {
-		flavor, gMode, noFit := pickFlavor(s, q, ps, g, total, taken, excluded)
+		flavor, gMode, noFit := pickFlavor(s, q, ps, g, total, taken, search)
 		if gMode == Unfit {
 			return nil, Unfit, noFit
 		}
@@ -295,12 +315,11 @@ func groupRequests(cq *ClusterQueue, total Requests) ([]groupRequest, []string) 
 // pickFlavor returns the flavor of the group the pod set gets, and how it
 // fits: the first flavor that fits outright, or, following the queue's
 // fungibility, the first that fits by borrowing or by preempting.
-func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total Requests, taken Usage, excluded map[string]bool) (string, FitMode, *NoFit) {
+func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total Requests, taken Usage, search *flavorSearch) (string, FitMode, *NoFit) {
 	noFit := &NoFit{PodSet: ps.Name, Never: true}
 	best, bestMode := "", Unfit
-	canPreempt := q.Preemption != (Preemption{})
 	for _, fq := range g.group.Flavors {
-		if excluded[fq.Flavor] {
+		if search.excluded[fq.Flavor] {
 			continue // its placement failed; Assign says why
 		}
 		f := s.Flavor(fq.Flavor)
@@ -314,7 +333,7 @@ func pickFlavor(s *Snapshot, q *QueueSnapshot, ps *PodSet, g groupRequest, total
 		}
 		mode, never := Fit, false
 		for _, res := range g.requested {
-			m, reason, resNever := fitResource(q, FlavorResource{Flavor: fq.Flavor, Resource: res}, total[res], taken, canPreempt)
+			m, reason, resNever := fitResource(q, FlavorResource{Flavor: fq.Flavor, Resource: res}, total[res], taken, search.canPreempt)
 			if m < FitBorrow {
 				noFit.Reasons = append(noFit.Reasons, reason)
 			}

@@ -96,7 +96,8 @@ func (c *Cache) snapshotCapacity(s *Snapshot) {
 
 // copyWorkloads gives the snapshot the admitted workloads of the queues
 // whose cycle may need them one by one: cohort trees where some queue may
-// preempt, and draining queues. Elsewhere the per-queue totals suffice, so
+// preempt or holds room for starving workloads (when it will be free
+// depends on who runs until when), and draining queues. Elsewhere the per-queue totals suffice, so
 // a cycle's cost does not grow with everything admitted.
 func (c *Cache) copyWorkloads(s *Snapshot) {
 	lqDrain := false
@@ -105,7 +106,7 @@ func (c *Cache) copyWorkloads(s *Snapshot) {
 	}
 	needed := map[*node]bool{}
 	for _, q := range s.queues {
-		if q.Preemption != (Preemption{}) || q.Stop == HoldAndDrain || lqDrain {
+		if q.Preemption.Preempts() || q.StarvationAfter > 0 || q.Stop == HoldAndDrain || lqDrain {
 			needed[q.node.root()] = true
 		}
 	}

@@ -156,6 +156,12 @@ type Preemption struct {
 	MinRuntime time.Duration
 }
 
+// Preempts reports whether the policy lets the queue's workloads preempt
+// at all; a minimum runtime alone does not.
+func (p Preemption) Preempts() bool {
+	return p.WithinClusterQueue != PreemptNever || p.ReclaimWithinCohort != PreemptNever || p.BorrowWithinCohort != PreemptNever
+}
+
 // FlavorFungibility says whether to stop at a flavor that fits only by
 // borrowing or preempting.
 type FlavorFungibility struct {

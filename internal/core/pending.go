@@ -49,6 +49,13 @@ const (
 	// VictimsInMinRuntime: it fits only by preempting Workloads that have
 	// not run their queue's minimum runtime; the first may go in Wait.
 	VictimsInMinRuntime
+	// Reserved: it does not fit, has waited longer than its queue's
+	// starvation threshold (Wait), and room is held for it in ClusterQueue;
+	// By is when enough should be free (zero: not known).
+	Reserved
+	// BehindReservation: room in ClusterQueue is held for the starving
+	// Workloads[0]; only a workload bounded to end by By may use it.
+	BehindReservation
 )
 
 // Pending is why a workload waits, as structure: the reason writer
@@ -63,8 +70,11 @@ type Pending struct {
 	Detail string
 	// Workloads are the keys of the workloads in the way, or the victims.
 	Workloads []string
-	// Wait is how long a preemptor holds its room at most.
+	// Wait is how long a preemptor holds its room at most, or how long a
+	// workload waits before room is held for it.
 	Wait time.Duration
+	// By is when the room held for a starving workload should be enough.
+	By time.Time
 	// NoFit says which flavors and resources are short, and by how much.
 	NoFit *NoFit
 }
@@ -102,6 +112,16 @@ func (p *Pending) Message() string {
 		return fmt.Sprintf("waiting for preemption: %d workload(s) being evicted to make room (%s)", len(p.Workloads), strings.Join(p.Workloads, ", "))
 	case Preempting:
 		return fmt.Sprintf("waiting for preemption: evicting %d workload(s) to make room (%s)", len(p.Workloads), strings.Join(p.Workloads, ", "))
+	case Reserved:
+		return fmt.Sprintf("waiting for quota, with room held for it in ClusterQueue %s since it has waited longer than %s (starvation.afterSeconds): %s; %s",
+			p.ClusterQueue, p.Wait.Round(time.Second), p.NoFit.Message(), completion(p.By))
+	case BehindReservation:
+		if p.By.IsZero() {
+			return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; the workloads running there declare no maximum execution time, so no job can be shown to finish before it fits and none may use the held room",
+				first, p.ClusterQueue)
+		}
+		return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; only a job whose maximum execution time ends by %s may use the held room meanwhile",
+			first, p.ClusterQueue, p.By.UTC().Format(time.RFC3339))
 	case EvictionRetry:
 		return fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",
 			strings.Join(p.Workloads, ", "), "the victim's admission is still being written, or it changed")
@@ -109,9 +129,18 @@ func (p *Pending) Message() string {
 	return ""
 }
 
+// completion says when the room held for a starving workload should be
+// enough.
+func completion(by time.Time) string {
+	if by.IsZero() {
+		return "when is not known: the workloads in its way declare no maximum execution time"
+	}
+	return "enough should be free by " + by.UTC().Format(time.RFC3339)
+}
+
 // Equal reports whether two reasons say the same, amounts included.
 func (p *Pending) Equal(o *Pending) bool {
-	return p.sameSubject(o) && p.Wait == o.Wait && p.NoFit.equal(o.NoFit)
+	return p.sameSubject(o) && p.Wait == o.Wait && p.By.Equal(o.By) && p.NoFit.equal(o.NoFit)
 }
 
 // SameButAmounts reports whether two reasons differ at most in their

@@ -80,7 +80,7 @@ func (d *Decision) AdmitsPending() bool { return d.Admission != nil && d.Workloa
 func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	decisions := append(repair(s), drain(s)...)
 	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, holding: map[string]*Workload{},
-		reclaiming: map[*node]Usage{}}
+		reclaiming: map[*node]Usage{}, reserving: map[string]*reservation{}}
 	if s.fairSharing {
 		return append(decisions, scheduleFair(s, heads, c)...)
 	}
@@ -204,6 +204,9 @@ type cycle struct {
 	// preemptor short of the same ones would pick other victims for room
 	// the first one's victims may already free, so it waits a cycle.
 	reclaiming map[*node]Usage
+	// reserving maps a queue to the room held there for its starving
+	// workload (reserve.go).
+	reserving map[string]*reservation
 	// failed maps a queue and workload shape to the outcome of the first
 	// workload of that shape that did not fit: usage only grows during a
 	// cycle, so later ones of the same shape and no higher priority fail
@@ -232,6 +235,9 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	}
 	if head, ok := c.blockedBy[q.Name]; ok {
 		return Decision{Workload: wl, Pending: Pending{Kind: BlockedByHead, ClusterQueue: q.Name, Workloads: []string{head}}}, false
+	}
+	if r := c.reserving[q.Name]; r != nil {
+		return c.decideBehind(s, q, wl, r, deferBorrowing)
 	}
 	class := q.Name + "/" + wl.shapeKey()
 	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
@@ -262,6 +268,9 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		if part, partMode := AssignPartial(s, q, wl); part != nil {
 			return c.admitPartial(s, q, wl, part, partMode, deferBorrowing)
 		}
+		if d, ok := c.reserveIfStarving(s, q, wl, noFit); ok {
+			return d, false
+		}
 		if holdsWithoutVictims(q) && (noFit == nil || !noFit.PlacementOnly) {
 			// No victims, and a borrower that took the room might never
 			// be reclaimable: what is freed in its queue is kept for it.
@@ -271,6 +280,9 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	case Unfit:
 		if part, partMode := AssignPartial(s, q, wl); part != nil {
 			return c.admitPartial(s, q, wl, part, partMode, deferBorrowing)
+		}
+		if d, ok := c.reserveIfStarving(s, q, wl, noFit); ok {
+			return d, false
 		}
 	}
 	if noFit != nil {

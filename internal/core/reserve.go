@@ -1,0 +1,182 @@
+package core
+
+// The starvation guard. Under BestEffortFIFO a workload that does not fit
+// is passed by later ones that do, so a 16-GPU job behind a stream of
+// 1-GPU jobs may never see 16 GPUs free at once (Kueue #8309). Once a
+// workload has waited its queue's StarvationAfter, its room is held: what
+// is free of its queue's nominal quota, up to what it asks, is kept from
+// every workload decided after it in its queue and from borrowers of the
+// cohort, and so grows as the queue's workloads finish, until it fits.
+//
+// Held room need not idle meanwhile: a workload with a runtime bound (its
+// maximum execution time, enforced by deactivation) that ends no later than
+// the held room would be complete may use it — backfill. When that will be
+// is estimated from the bounds of the queue's admitted workloads; when they
+// declare none, nobody can be shown to finish in time and nothing
+// backfills.
+//
+// The reservation lives in the cycle, like the room held for a waiting
+// preemptor: nothing is written, and a restarted scheduler holds the same
+// room on its first cycle, since how long a workload waited is in its
+// object.
+
+import (
+	"sort"
+	"time"
+)
+
+// reservation is the room held in one queue for its starving workload.
+type reservation struct {
+	wl *Workload
+	// need is what the workload asks, held is what of it is set aside now.
+	need, held Usage
+	// completeAt is when the held room is estimated to be enough for it;
+	// zero when the running workloads' bounds cannot say.
+	completeAt time.Time
+}
+
+// starving reports whether the workload has waited its queue's
+// StarvationAfter.
+func starving(s *Snapshot, q *QueueSnapshot, wl *Workload) bool {
+	return q.StarvationAfter > 0 && !s.now.IsZero() && !wl.Created.IsZero() && s.now.Sub(wl.Created) >= q.StarvationAfter
+}
+
+// runtimeBound is the longest a workload runs once admitted: its own
+// maximum execution time, else its queue's; zero is unbounded.
+func runtimeBound(q *QueueSnapshot, wl *Workload) time.Duration {
+	if wl.MaxRuntime > 0 {
+		return wl.MaxRuntime
+	}
+	return q.MaxRuntime
+}
+
+// reserveIfStarving holds room for wl if it is starving and its queue
+// holds none yet (the first starving workload in the queue's order gets it).
+func (c *cycle) reserveIfStarving(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *NoFit) (Decision, bool) {
+	if !starving(s, q, wl) || c.reserving[q.Name] != nil || (noFit != nil && noFit.Never) {
+		return Decision{}, false
+	}
+	return c.reserveFor(s, q, wl, noFit)
+}
+
+// reserveFor holds room for a starving workload that does not fit now, on
+// the flavors it would be admitted on once enough frees. It returns false
+// when the workload could never fit its queue (nothing worth holding).
+func (c *cycle) reserveFor(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *NoFit) (Decision, bool) {
+	adm, mode, _ := assignUntilFree(s, q, wl)
+	if adm == nil || mode == Unfit {
+		return Decision{}, false
+	}
+	r := &reservation{wl: wl, need: adm.Usage()}
+	r.hold(q)
+	r.completeAt = completionEstimate(s, q, r)
+	c.reserving[q.Name] = r
+	c.block(q, wl)
+	if noFit != nil {
+		noFit.Shortfall = shortfallOf(s, q, wl)
+	}
+	return Decision{Workload: wl, Pending: Pending{Kind: Reserved, ClusterQueue: q.Name, Wait: q.StarvationAfter,
+		By: r.completeAt, NoFit: noFit}}, true
+}
+
+// hold sets aside what is free of the queue's nominal quota, up to what
+// the workload needs. Only headroom under the nominal quota is held: what
+// the cohort lends is other queues' guaranteed quota, and holding it would
+// make the queue look like a borrower to their reclaiming preemptors.
+func (r *reservation) hold(q *QueueSnapshot) {
+	r.held = Usage{}
+	for fr, v := range r.need {
+		if headroom := q.node.subtree[fr] - q.node.usage[fr]; headroom > 0 {
+			r.held[fr] = min(v, headroom)
+			q.node.addReserve(fr, r.held[fr])
+		}
+	}
+}
+
+// release gives the held room back to the tree, for a backfill to use.
+func (r *reservation) release(q *QueueSnapshot) {
+	for fr, v := range r.held {
+		q.node.addReserve(fr, -v)
+	}
+	r.held = nil
+}
+
+// backfills reports whether wl may use the held room: it is bounded and
+// its bound ends no later than the held room would be complete.
+func (r *reservation) backfills(s *Snapshot, q *QueueSnapshot, wl *Workload) bool {
+	bound := runtimeBound(q, wl)
+	return bound > 0 && !r.completeAt.IsZero() && !s.now.Add(bound).After(r.completeAt)
+}
+
+// completionEstimate is when the room held for the reservation will be
+// what it needs: the queue's admitted workloads free their quota by their
+// runtime bound (evicting ones at once), latest last. Zero when those with
+// a bound do not free enough.
+func completionEstimate(s *Snapshot, q *QueueSnapshot, r *reservation) time.Time {
+	short := Usage{}
+	for fr, v := range r.need {
+		if d := v - r.held[fr]; d > 0 {
+			short[fr] = d
+		}
+	}
+	if len(short) == 0 {
+		return s.now
+	}
+	type ending struct {
+		at    time.Time
+		usage Usage
+	}
+	var ends []ending
+	for _, w := range q.Workloads {
+		if w.Admission == nil {
+			continue
+		}
+		switch bound := runtimeBound(q, w); {
+		case w.Evicting:
+			ends = append(ends, ending{s.now, w.Admission.Usage()})
+		case bound > 0 && !w.AdmittedAt.IsZero():
+			ends = append(ends, ending{w.AdmittedAt.Add(bound), w.Admission.Usage()})
+		}
+	}
+	sort.Slice(ends, func(i, j int) bool { return ends[i].at.Before(ends[j].at) })
+	for _, e := range ends {
+		for fr, v := range e.usage {
+			if _, ok := short[fr]; ok {
+				short[fr] -= v
+				if short[fr] <= 0 {
+					delete(short, fr)
+				}
+			}
+		}
+		if len(short) == 0 {
+			if e.at.Before(s.now) {
+				return s.now
+			}
+			return e.at
+		}
+	}
+	return time.Time{}
+}
+
+// decideBehind decides a workload of a queue that holds room for a
+// starving one: it may take room beyond what is held, or the held room
+// itself if it backfills; it never preempts (what it would free is the
+// starving workload's).
+func (c *cycle) decideBehind(s *Snapshot, q *QueueSnapshot, wl *Workload, r *reservation, deferBorrowing bool) (Decision, bool) {
+	backfill := r.backfills(s, q, wl)
+	if backfill {
+		r.release(q)
+		defer func() {
+			r.hold(q)
+		}()
+	}
+	adm, mode, _ := Assign(s, q, wl)
+	switch {
+	case mode == FitBorrow && deferBorrowing:
+		return Decision{}, true
+	case mode == Fit || mode == FitBorrow:
+		return c.admit(s, q, wl, adm), false
+	}
+	why := Pending{Kind: BehindReservation, ClusterQueue: q.Name, Workloads: []string{r.wl.Key}, By: r.completeAt}
+	return Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}, false
+}

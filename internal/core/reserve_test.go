@@ -1,0 +1,167 @@
+package core
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// starvationQueue is a 16-GPU queue that never preempts, holding room for
+// workloads pending 30 minutes, with 15 one-GPU workloads admitted at
+// epoch, each bounded to run bound (0: unbounded).
+func starvationQueue(bound time.Duration) *Cache {
+	cq := gpuQueue("cq", gpus("a100", 16))
+	cq.StarvationAfter = 30 * time.Minute
+	c := cacheWith([]*ClusterQueue{cq}, "a100")
+	for i := range 15 {
+		w := admitted(gpuWl("run"+string(rune('a'+i)), 0, 0, 1, 1), "cq", "a100")
+		w.AdmittedAt, w.MaxRuntime = epoch, bound
+		c.AddOrUpdateWorkload(w)
+	}
+	return c
+}
+
+// bounded is a one-GPU workload created age seconds after epoch that runs
+// at most bound.
+func bounded(name string, age int, bound time.Duration) *Workload {
+	w := gpuWl(name, 0, age, 1, 1)
+	w.MaxRuntime = bound
+	return w
+}
+
+func cycleAt(c *Cache, now time.Time, pending ...*Workload) map[string]*Decision {
+	s := c.Snapshot()
+	s.SetNow(now)
+	out := map[string]*Decision{}
+	for _, d := range Schedule(s, map[string][]*Workload{"cq": pending}) {
+		out[d.Workload.Name] = &d
+	}
+	return out
+}
+
+// TestStarvationGuardHoldsRoom: before its threshold a 16-GPU workload is
+// passed by a younger 1-GPU one (Kueue's BestEffortFIFO); once it has
+// waited 30 minutes, the free GPU is held for it, it is not parked (it must
+// hold the room every cycle), and the 1-GPU one waits behind it, saying so.
+func TestStarvationGuardHoldsRoom(t *testing.T) {
+	c := starvationQueue(0)
+	big := gpuWl("big", 0, 0, 16, 1)
+
+	ds := cycleAt(c, epoch.Add(10*time.Minute), big, gpuWl("small", 0, 60, 1, 1))
+	if ds["small"].Admission == nil || !ds["big"].Park {
+		t.Fatalf("before the threshold: small admitted %v, big parked %v", ds["small"].Admission != nil, ds["big"].Park)
+	}
+
+	ds = cycleAt(c, epoch.Add(31*time.Minute), big, gpuWl("small", 0, 60, 1, 1))
+	if d := ds["big"]; d.Pending.Kind != Reserved || d.Park {
+		t.Fatalf("big: %v parked %v, want Reserved and not parked", d.Pending.Kind, d.Park)
+	}
+	if d := ds["small"]; d.Admission != nil || d.Pending.Kind != BehindReservation {
+		t.Fatalf("small: admitted %v, pending %v", d.Admission != nil, d.Pending.Kind)
+	}
+	for name, want := range map[string]string{"big": "room held for it", "small": "declare no maximum execution time"} {
+		if msg := ds[name].Message(); !strings.Contains(msg, want) {
+			t.Errorf("%s's message %q lacks %q", name, msg, want)
+		}
+	}
+}
+
+// TestBackfillOnlyBoundedWorkloads: with the running workloads bounded to
+// an hour, the held room is complete at epoch+1h; a workload bounded to end
+// before then backfills, one ending after it or unbounded waits.
+func TestBackfillOnlyBoundedWorkloads(t *testing.T) {
+	c := starvationQueue(time.Hour)
+	now := epoch.Add(31 * time.Minute)
+	for _, tc := range []struct {
+		name  string
+		bound time.Duration
+		admit bool
+	}{
+		{"ends in time", 20 * time.Minute, true},
+		{"ends exactly then", 29 * time.Minute, true},
+		{"ends after", 40 * time.Minute, false},
+		{"unbounded", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ds := cycleAt(c, now, gpuWl("big", 0, 0, 16, 1), bounded("small", 60, tc.bound))
+			if got := ds["small"].Admission != nil; got != tc.admit {
+				t.Fatalf("admitted %v, want %v: %s", got, tc.admit, ds["small"].Message())
+			}
+			if by := ds["big"].Pending.By; !by.Equal(epoch.Add(time.Hour)) {
+				t.Errorf("big's room complete by %s, want epoch+1h", by)
+			}
+			if !tc.admit && !strings.Contains(ds["small"].Message(), "ends by") {
+				t.Errorf("message %q does not say by when a job must end", ds["small"].Message())
+			}
+		})
+	}
+}
+
+// TestBackfillUsesTheQueueDefaultBound: the queue's maximum execution time
+// bounds the workloads that declare none, the running and the backfilling.
+func TestBackfillUsesTheQueueDefaultBound(t *testing.T) {
+	cq := gpuQueue("cq", gpus("a100", 16))
+	cq.StarvationAfter, cq.MaxRuntime = 30*time.Minute, time.Hour
+	c := cacheWith([]*ClusterQueue{cq}, "a100")
+	for i := range 15 {
+		w := admitted(gpuWl("run"+string(rune('a'+i)), 0, 0, 1, 1), "cq", "a100")
+		w.AdmittedAt = epoch.Add(30 * time.Minute)
+		c.AddOrUpdateWorkload(w)
+	}
+	// The running ones end by epoch+90m; a default-bounded one admitted at
+	// epoch+31m would end at epoch+91m: too late. One bounded to 30m fits.
+	ds := cycleAt(c, epoch.Add(31*time.Minute), gpuWl("big", 0, 0, 16, 1), gpuWl("default", 0, 60, 1, 1), bounded("short", 61, 30*time.Minute))
+	if ds["default"].Admission != nil || ds["short"].Admission == nil {
+		t.Fatalf("default admitted %v (want false), short admitted %v (want true)", ds["default"].Admission != nil, ds["short"].Admission != nil)
+	}
+}
+
+// TestReservationHoldsOnlyWhatItNeeds: a starving workload short of CPU
+// holds the 8 GPUs it asks of the 10 free; the other 2 stay usable by
+// anyone, a third is not.
+func TestReservationHoldsOnlyWhatItNeeds(t *testing.T) {
+	cq := gpuQueue("cq", quotas("a100", map[string]int64{"nvidia.com/gpu": 16, "cpu": 16}))
+	cq.ResourceGroups[0].Resources = []string{"nvidia.com/gpu", "cpu"}
+	cq.StarvationAfter = 30 * time.Minute
+	c := cacheWith([]*ClusterQueue{cq}, "a100")
+	c.AddOrUpdateWorkload(admitted(wl("run", 0, 0, 1, map[string]int64{"nvidia.com/gpu": 6, "cpu": 16}), "cq", "a100"))
+	big := wl("big", 0, 0, 1, map[string]int64{"nvidia.com/gpu": 8, "cpu": 4})
+	ds := cycleAt(c, epoch.Add(time.Hour), big, gpuWl("two", 0, 60, 1, 2), gpuWl("three", 0, 61, 1, 3))
+	if ds["big"].Pending.Kind != Reserved {
+		t.Fatalf("big: %v", ds["big"].Pending.Kind)
+	}
+	if ds["two"].Admission == nil || ds["three"].Admission != nil {
+		t.Fatalf("two admitted %v (want true), three admitted %v (want false)", ds["two"].Admission != nil, ds["three"].Admission != nil)
+	}
+}
+
+// TestReservationKeepsCohortBorrowersOut: room held in a queue of a cohort
+// is not lent: a sibling's borrower waits.
+func TestReservationKeepsCohortBorrowersOut(t *testing.T) {
+	a, b := gpuQueue("a", gpus("a100", 8)), gpuQueue("b", gpus("a100", 0))
+	a.Cohort, b.Cohort = "co", "co"
+	a.StarvationAfter = 30 * time.Minute
+	c := cacheWith([]*ClusterQueue{a, b}, "a100")
+	run := admitted(gpuWl("run", 0, 0, 4, 1), "a", "a100")
+	c.AddOrUpdateWorkload(run)
+	s := c.Snapshot()
+	s.SetNow(epoch.Add(time.Hour))
+	borrower := gpuWl("borrower", 0, 60, 2, 1)
+	borrower.Queue = "lqb"
+	ds := Schedule(s, map[string][]*Workload{"a": {gpuWl("big", 0, 0, 8, 1)}, "b": {borrower}})
+	for _, d := range ds {
+		if d.Workload.Name == "borrower" && d.Admission != nil {
+			t.Fatalf("a borrower took room held in a")
+		}
+	}
+}
+
+// TestNoReservationForWhatNeverFits: a workload larger than its queue
+// could ever hold holds nothing.
+func TestNoReservationForWhatNeverFits(t *testing.T) {
+	c := starvationQueue(0)
+	ds := cycleAt(c, epoch.Add(time.Hour), gpuWl("huge", 0, 0, 17, 1), gpuWl("small", 0, 60, 1, 1))
+	if ds["huge"].Pending.Kind == Reserved || ds["small"].Admission == nil {
+		t.Fatalf("huge %v, small admitted %v", ds["huge"].Pending.Kind, ds["small"].Admission != nil)
+	}
+}
