@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -105,7 +106,13 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
 		return ctrl.Result{}, err
 	}
+	var untilMaxTime time.Duration
 	if workload.HasQuotaReservation(wl) && !workload.IsEvicted(wl) {
+		left, deactivated, err := r.enforceMaxExecutionTime(ctx, wl)
+		if deactivated || err != nil {
+			return ctrl.Result{}, err
+		}
+		untilMaxTime = left
 		switch {
 		case !workload.IsActive(wl):
 			return ctrl.Result{}, r.evictWith(ctx, wl, musterv1beta1.ReasonInactiveWorkload, "The workload was deactivated (spec.active=false)")
@@ -118,10 +125,13 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if !workload.IsAdmitted(wl) {
 		return ctrl.Result{}, r.stop(ctx, job, wl)
 	}
+	var res ctrl.Result
 	if job.IsSuspended() {
-		return r.startOrRetry(ctx, job, wl)
+		res, err = r.startOrRetry(ctx, job, wl)
+	} else {
+		res, err = r.watchPodsReady(ctx, job, wl)
 	}
-	return r.watchPodsReady(ctx, job, wl)
+	return requeueBy(res, untilMaxTime), err
 }
 
 // workloadOf returns the job's Workload, or nil, and deletes workloads left
@@ -208,6 +218,9 @@ func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue s
 			QueueName: musterv1beta1.LocalQueueName(queue),
 		},
 	}
+	// A malformed bound is refused by the webhook; one that got past it
+	// (webhook down) is ignored rather than blocking the job.
+	wl.Spec.MaximumExecutionTimeSeconds, _ = maxExecutionTime(obj, r.opts)
 	controllerutil.AddFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
 	if created := obj.GetCreationTimestamp(); !created.IsZero() {
 		wl.Annotations = map[string]string{musterv1beta1.JobCreatedAtAnnotation: created.UTC().Format(time.RFC3339)}
@@ -232,11 +245,13 @@ func (r *Reconciler[T]) syncWorkload(ctx context.Context, job GenericJob, wl *mu
 	if err != nil {
 		return false, err
 	}
-	if string(wl.Spec.QueueName) == queue && samePodSets(wl.Spec.PodSets, podSets) {
+	bound, _ := maxExecutionTime(job.Object(), r.opts)
+	if string(wl.Spec.QueueName) == queue && samePodSets(wl.Spec.PodSets, podSets) && ptr.Equal(wl.Spec.MaximumExecutionTimeSeconds, bound) {
 		return false, nil
 	}
 	wl.Spec.QueueName = musterv1beta1.LocalQueueName(queue)
 	wl.Spec.PodSets = podSets
+	wl.Spec.MaximumExecutionTimeSeconds = bound
 	if err := r.client.Update(ctx, wl); err != nil {
 		return false, err
 	}

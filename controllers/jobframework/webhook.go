@@ -79,7 +79,7 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 // validateShape applies the kind's own rules to a gated job.
 func (w *JobWebhook[T]) validateShape(obj T) error {
 	job := w.kind.Adapt(obj)
-	errs := validateTopology(job)
+	errs := append(validateTopology(job), validateRuntimeBound(obj, w.opts)...)
 	if v, ok := job.(JobWithValidation); ok {
 		errs = append(errs, v.ValidateQueued()...)
 	}

@@ -63,9 +63,7 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 			out.Preemption.BorrowWithinCohort = toPolicy(b.Policy)
 			out.Preemption.MaxPriorityThreshold = b.MaxPriorityThreshold
 		}
-		if p.MinRuntimeSeconds != nil {
-			out.Preemption.MinRuntime = time.Duration(*p.MinRuntimeSeconds) * time.Second
-		}
+		out.Preemption.MinRuntime = seconds(p.MinRuntimeSeconds)
 	}
 	out.Fungibility = core.FlavorFungibility{StopAtBorrow: true}
 	if f := cq.Spec.FlavorFungibility; f != nil {
@@ -77,12 +75,21 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 	if cq.Spec.QueueingStrategy == musterv1beta1.StrictFIFO {
 		out.Strategy = core.StrictFIFO
 	}
+	if s := cq.Spec.Starvation; s != nil {
+		out.StarvationAfter = seconds(s.AfterSeconds)
+	}
+	out.MaxRuntime = seconds(cq.Spec.MaximumExecutionTimeSeconds)
 	out.Stop = toStop(cq.Spec.StopPolicy)
 	// A ClusterQueue being deleted admits nothing new.
 	if !cq.DeletionTimestamp.IsZero() && out.Stop == core.Running {
 		out.Stop = core.Hold
 	}
 	return out
+}
+
+// seconds is an optional count of seconds as a duration; unset is 0.
+func seconds(s *int32) time.Duration {
+	return time.Duration(ptr.Deref(s, 0)) * time.Second
 }
 
 func toCohort(co *musterv1beta1.Cohort) *core.Cohort {
@@ -184,6 +191,10 @@ func toWorkloadWith(wl *musterv1beta1.Workload, namespaceLabels map[string]strin
 	if wl.Spec.Priority != nil {
 		out.Priority = *wl.Spec.Priority
 	}
+	if wl.Spec.PriorityClassSource == musterv1beta1.WorkloadPriorityClassSource {
+		out.PriorityClass = wl.Spec.PriorityClassName
+	}
+	out.MaxRuntime = remainingRuntime(wl)
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
 		// The job reconciler records pod sets with their LimitRange defaults
@@ -212,6 +223,18 @@ func toWorkloadWith(wl *musterv1beta1.Workload, namespaceLabels map[string]strin
 		out.PodsReady = workload.IsPodsReady(wl)
 	}
 	return out
+}
+
+// remainingRuntime is the workload's own runtime bound for its next (or
+// current) admission: its maximum execution time less what its earlier
+// admissions used (at least a second, so a bound stays a bound); 0 when it
+// sets none.
+func remainingRuntime(wl *musterv1beta1.Workload) time.Duration {
+	limit := seconds(wl.Spec.MaximumExecutionTimeSeconds)
+	if limit <= 0 {
+		return 0
+	}
+	return max(time.Second, limit-seconds(wl.Status.AccumulatedPastExecutionTimeSeconds))
 }
 
 // queueOrderingTime is when the workload joined its queue: its job's

@@ -127,7 +127,8 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	var topologies musterv1beta1.TopologyList
 	var nodes corev1.NodeList
 	var pods corev1.PodList
-	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods} {
+	var wpcs musterv1beta1.WorkloadPriorityClassList
+	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods, &wpcs} {
 		if err := s.reader.List(ctx, l); err != nil {
 			return err
 		}
@@ -147,6 +148,9 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	}
 	for i := range pods.Items {
 		s.state.applyPod(&pods.Items[i])
+	}
+	for i := range wpcs.Items {
+		s.state.applyPriorityClass(&wpcs.Items[i])
 	}
 	for i := range cohorts.Items {
 		s.state.applyCohort(&cohorts.Items[i])

@@ -57,6 +57,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 		&ClusterQueueReconciler{client: c, state: state, fairSharing: fairSharing},
 		&LocalQueueReconciler{client: c, state: state},
 		&WorkloadReconciler{client: c, state: state, clock: opts.Clock},
+		&PriorityClassReconciler{client: c, state: state},
 		&TopologyReconciler{client: c, state: state},
 	}
 	for _, r := range reconcilers {

@@ -33,6 +33,9 @@ type Cache struct {
 	// preemptionDelay is how long a workload that fits only by preempting
 	// holds its room, waiting for it to free, before it evicts anyone.
 	preemptionDelay time.Duration
+	// classMinRuntime is the minimum runtime of WorkloadPriorityClasses
+	// that set one.
+	classMinRuntime map[string]time.Duration
 	// capacity is the nodes, pods and topologies of topology placement.
 	capacity *capacity
 	// gangMissing names the gang schedulers whose API is not served, with
@@ -58,8 +61,23 @@ func NewCache() *Cache {
 		lqStop:    map[string]StopPolicy{},
 		capacity:  newCapacity(),
 
+		classMinRuntime: map[string]time.Duration{},
+
 		gangMissing: map[string]string{},
 	}
+}
+
+// SetPriorityClassMinRuntime sets how long the workloads of a
+// WorkloadPriorityClass run before they may be preempted; zero (or a
+// deleted class) protects them no longer.
+func (c *Cache) SetPriorityClassMinRuntime(class string, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d <= 0 {
+		delete(c.classMinRuntime, class)
+		return
+	}
+	c.classMinRuntime[class] = d
 }
 
 // SetFairSharing turns DRF fair sharing on or off.

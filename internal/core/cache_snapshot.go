@@ -1,6 +1,7 @@
 package core
 
 import (
+	"maps"
 	"sort"
 
 	"github.com/musterhq/muster/internal/topology"
@@ -31,6 +32,7 @@ func (c *Cache) quotaSnapshot(queues map[string]*ClusterQueue) *Snapshot {
 		fairSharing: c.fairSharing,
 
 		preemptionDelay: c.preemptionDelay,
+		classMinRuntime: maps.Clone(c.classMinRuntime),
 	}
 	for name, f := range c.flavors {
 		s.flavors[name] = f

@@ -107,8 +107,10 @@ func TestMinRuntimeOfThePriorityClass(t *testing.T) {
 			cq := gpuQueue("cq", gpus("a100", 4))
 			cq.Preemption = Preemption{WithinClusterQueue: PreemptLowerPriority, MinRuntime: tc.queue}
 			c := cacheWith([]*ClusterQueue{cq}, "a100")
+			c.SetPriorityClassMinRuntime("batch", tc.class)
+			c.SetPriorityClassMinRuntime("other", time.Hour)
 			low := admitted(gpuWl("low", 0, 0, 4, 1), "cq", "a100")
-			low.AdmittedAt, low.MinRuntime = epoch, tc.class
+			low.AdmittedAt, low.PriorityClass = epoch, "batch"
 			c.AddOrUpdateWorkload(low)
 			s := c.Snapshot()
 			s.SetNow(epoch.Add(tc.after))

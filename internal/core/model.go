@@ -276,10 +276,11 @@ type Workload struct {
 	// NeedsPreemptionSince is when a pending workload was first found to
 	// fit only by preempting (zero: never, or it changed since).
 	NeedsPreemptionSince time.Time
-	// MinRuntime is how long the workload runs before it may be preempted,
-	// from its WorkloadPriorityClass; the larger of it and its queue's
-	// Preemption.MinRuntime applies.
-	MinRuntime time.Duration
+	// PriorityClass is the WorkloadPriorityClass its priority came from
+	// ("" for none or a pod PriorityClass). The class's minimum runtime
+	// (Cache.SetPriorityClassMinRuntime) protects it from preemption; the
+	// larger of it and its queue's Preemption.MinRuntime applies.
+	PriorityClass string
 	// MaxRuntime is the workload's declared runtime bound (its maximum
 	// execution time): it is deactivated when admitted longer, so it frees
 	// its quota by AdmittedAt+MaxRuntime. Zero: its queue's, if any.
@@ -318,7 +319,7 @@ func (a *Admission) Usage() Usage {
 // sameRequest reports whether two workloads ask for the same thing in the same
 // place, so an update between them needs no new scheduling attempt.
 func sameRequest(a, b *Workload) bool {
-	if a.Queue != b.Queue || a.Priority != b.Priority || len(a.PodSets) != len(b.PodSets) ||
+	if a.Queue != b.Queue || a.Priority != b.Priority || a.MaxRuntime != b.MaxRuntime || len(a.PodSets) != len(b.PodSets) ||
 		!equalMap(a.NamespaceLabels, b.NamespaceLabels) {
 		return false
 	}

@@ -97,7 +97,7 @@ func planPreemption(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission)
 // be preempted (the larger of its queue's and its priority class's minimum
 // runtime), 0 if it may now.
 func protectedFor(s *Snapshot, l *QueueSnapshot, w *Workload) time.Duration {
-	minRuntime := max(l.Preemption.MinRuntime, w.MinRuntime)
+	minRuntime := max(l.Preemption.MinRuntime, s.classMinRuntime[w.PriorityClass])
 	if minRuntime <= 0 || w.AdmittedAt.IsZero() || s.now.IsZero() {
 		return 0
 	}

@@ -26,6 +26,8 @@ type Snapshot struct {
 	// fits only by preempting holds its room first (see SetNow).
 	now             time.Time
 	preemptionDelay time.Duration
+	// classMinRuntime is the minimum runtime of priority classes.
+	classMinRuntime map[string]time.Duration
 	// topologies holds each topology's free capacity for the cycle; a
 	// placement admitted in the cycle is applied to it.
 	topologies map[string]*topology.Snapshot

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -98,11 +99,12 @@ func EvictWithBackoff(wl *musterv1beta1.Workload, msg string, count int32, reque
 	return true
 }
 
-// Deactivate evicts a workload past its requeuing limit. The caller also
-// sets spec.active=false, in a separate (spec) write, which keeps it out of
-// its queue until a user reactivates it.
-func Deactivate(wl *musterv1beta1.Workload, msg string, now time.Time) bool {
-	return Evict(wl, musterv1beta1.ReasonRequeuingLimitExceeded, msg, now)
+// Deactivate evicts a workload for good, for the reason given (past its
+// requeuing limit, past its maximum execution time). The caller also sets
+// spec.active=false, in a separate (spec) write, which keeps it out of its
+// queue until a user reactivates it.
+func Deactivate(wl *musterv1beta1.Workload, reason, msg string, now time.Time) bool {
+	return Evict(wl, reason, msg, now)
 }
 
 // Requeue releases the quota of an evicted workload whose job has stopped:
@@ -118,6 +120,7 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
 		msg, reason = "Requeued after eviction: "+c.Message, c.Reason
 	}
+	accumulateExecutionTime(wl, now)
 	wl.Status.Admission = nil
 	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) != nil {
 		set(wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not admitted", now)
@@ -167,4 +170,33 @@ func set(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, 
 		Type: typ, Status: status, Reason: reason, Message: msg,
 		ObservedGeneration: wl.Generation, LastTransitionTime: metav1.NewTime(now),
 	})
+}
+
+// accumulateExecutionTime adds the admission ending now to the time the
+// workload held quota before: its maximum execution time counts every
+// admission, so an evicted job does not start its allowance again.
+func accumulateExecutionTime(wl *musterv1beta1.Workload, now time.Time) {
+	at := ReservedAt(wl)
+	if at.IsZero() || !now.After(at) {
+		return
+	}
+	total := int32(min(int64(pastSeconds(wl))+int64(now.Sub(at)/time.Second), math.MaxInt32))
+	wl.Status.AccumulatedPastExecutionTimeSeconds = &total
+}
+
+// ExecutionTime is how long the workload has held quota, over all its
+// admissions, by now.
+func ExecutionTime(wl *musterv1beta1.Workload, now time.Time) time.Duration {
+	d := time.Duration(pastSeconds(wl)) * time.Second
+	if at := ReservedAt(wl); !at.IsZero() && now.After(at) {
+		d += now.Sub(at)
+	}
+	return d
+}
+
+func pastSeconds(wl *musterv1beta1.Workload) int32 {
+	if p := wl.Status.AccumulatedPastExecutionTimeSeconds; p != nil {
+		return *p
+	}
+	return 0
 }

@@ -63,6 +63,33 @@ type ClusterQueueSpec struct {
 	// jobs this queue admits, overriding the manager's default.
 	// +optional
 	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`
+
+	// starvation holds room for workloads that have waited too long, so
+	// that a large job is not passed forever by smaller ones.
+	// +optional
+	Starvation *StarvationPolicy `json:"starvation,omitempty"`
+
+	// maximumExecutionTimeSeconds is the runtime bound, in seconds, of the
+	// queue's workloads that set none of their own: a workload admitted
+	// longer (over all its admissions) is deactivated. It also makes them
+	// bounded for backfill into room held for a starving workload. Unset:
+	// unbounded.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaximumExecutionTimeSeconds *int32 `json:"maximumExecutionTimeSeconds,omitempty"`
+}
+
+// StarvationPolicy is when room is held for a waiting workload.
+type StarvationPolicy struct {
+	// afterSeconds is how long, in seconds, a workload waits in the queue
+	// before the quota it needs is held for it as it frees: later workloads
+	// of the queue and borrowers of the cohort may not take it, except
+	// those whose maximum execution time ends before the held room would
+	// be enough (backfill). Unset or 0: no room is ever held (Kueue's
+	// behaviour).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	AfterSeconds *int32 `json:"afterSeconds,omitempty"`
 }
 
 // QueueingStrategy orders the pending workloads of a ClusterQueue.

@@ -43,6 +43,17 @@ type WorkloadSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	Active *bool `json:"active,omitempty"`
+
+	// maximumExecutionTimeSeconds is how long, in seconds, the workload may
+	// hold quota over all its admissions: past it, it is deactivated
+	// (reason MaximumExecutionTimeExceeded). Taken from the job's
+	// muster.dev/max-exec-time-seconds label (or Kueue's
+	// kueue.x-k8s.io/max-exec-time-seconds) or muster.dev/max-runtime
+	// annotation. A bounded workload may backfill room held for a starving
+	// one when it ends in time. Unset: its ClusterQueue's, if any.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	MaximumExecutionTimeSeconds *int32 `json:"maximumExecutionTimeSeconds,omitempty"`
 }
 
 const (
@@ -159,6 +170,13 @@ type WorkloadStatus struct {
 	// requeued.
 	// +optional
 	RequeueState *RequeueState `json:"requeueState,omitempty"`
+
+	// accumulatedPastExecutionTimeSeconds is how long, in seconds, the
+	// workload held quota in its admissions before the current one: its
+	// maximum execution time counts them all.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	AccumulatedPastExecutionTimeSeconds *int32 `json:"accumulatedPastExecutionTimeSeconds,omitempty"`
 }
 
 // Admission is the quota reserved for a workload.
@@ -331,6 +349,9 @@ const (
 	// ReasonRequeuingLimitExceeded deactivates a workload evicted for its
 	// pods more often than waitForPodsReady's backoffLimitCount allows.
 	ReasonRequeuingLimitExceeded = "RequeuingLimitExceeded"
+	// ReasonMaximumExecutionTimeExceeded deactivates a workload that held
+	// quota longer than its maximum execution time.
+	ReasonMaximumExecutionTimeExceeded = "MaximumExecutionTimeExceeded"
 
 	// Preempted reasons: who took the victim's quota.
 	// ReasonInClusterQueue: a higher-priority (or older) workload of its

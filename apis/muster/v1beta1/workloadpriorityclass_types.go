@@ -27,6 +27,21 @@ type WorkloadPriorityClass struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Description string `json:"description,omitempty"`
+
+	// preemption protects the class's workloads from preemption.
+	// +optional
+	Preemption *WorkloadPriorityClassPreemption `json:"preemption,omitempty"`
+}
+
+// WorkloadPriorityClassPreemption protects a class's admitted workloads.
+type WorkloadPriorityClassPreemption struct {
+	// minRuntimeSeconds is how long, in seconds, the class's workloads run
+	// before they may be preempted or reclaimed (a drain or a deactivation
+	// still evicts them); the larger of it and the ClusterQueue's
+	// preemption.minRuntimeSeconds applies. Unset or 0: no minimum.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinRuntimeSeconds *int32 `json:"minRuntimeSeconds,omitempty"`
 }
 
 // +kubebuilder:object:root=true

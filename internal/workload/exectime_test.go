@@ -1,0 +1,33 @@
+package workload
+
+import (
+	"testing"
+	"time"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// TestExecutionTimeCountsEveryAdmission: an admission's time is added to
+// the past execution time when its quota is released, and the current
+// admission counts on top; a pending workload counts only the past.
+func TestExecutionTimeCountsEveryAdmission(t *testing.T) {
+	wl := admitted() // reserved at t0
+	if got := ExecutionTime(wl, t0.Add(10*time.Minute)); got != 10*time.Minute {
+		t.Fatalf("first admission: %s, want 10m", got)
+	}
+	Evict(wl, musterv1beta1.ReasonPreempted, "preempted", t0.Add(10*time.Minute))
+	Requeue(wl, t0.Add(12*time.Minute)) // quota held until the job stopped
+	if got := pastSeconds(wl); got != 12*60 {
+		t.Fatalf("accumulated %ds, want 720", got)
+	}
+	if got := ExecutionTime(wl, t0.Add(time.Hour)); got != 12*time.Minute {
+		t.Fatalf("pending: %s, want the past 12m", got)
+	}
+	Reserve(wl, admission(), t0.Add(time.Hour))
+	if got := ExecutionTime(wl, t0.Add(time.Hour+5*time.Minute)); got != 17*time.Minute {
+		t.Fatalf("second admission: %s, want 17m", got)
+	}
+	if Requeue(pending(), now) {
+		t.Errorf("a pending workload has nothing to release")
+	}
+}
