@@ -79,6 +79,9 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 		out.StarvationAfter = seconds(s.AfterSeconds)
 	}
 	out.MaxRuntime = seconds(cq.Spec.MaximumExecutionTimeSeconds)
+	if a := cq.Spec.AdmissionScope; a != nil {
+		out.AdmissionFairSharing = a.AdmissionMode == musterv1beta1.UsageBasedAdmissionFairSharing
+	}
 	out.Stop = toStop(cq.Spec.StopPolicy)
 	// A ClusterQueue being deleted admits nothing new.
 	if !cq.DeletionTimestamp.IsZero() && out.Stop == core.Running {

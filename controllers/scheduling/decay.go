@@ -102,3 +102,28 @@ func (s *State) restoreDecayed(name string, cohort bool, fs *musterv1beta1.FairS
 		s.Cache.RestoreDecayedUsage(name, cohort, d)
 	}
 }
+
+// localQueueFairSharing is a LocalQueue's status.fairSharing: its weighted
+// usage when its ClusterQueue uses admission fair sharing, and its decayed
+// usage when usage decay is on; nil when neither.
+func (s *State) localQueueFairSharing(key, clusterQueue string) *musterv1beta1.FairSharingStatus {
+	var out *musterv1beta1.FairSharingStatus
+	if s.Cache.UsesAdmissionFairSharing(clusterQueue) {
+		out = &musterv1beta1.FairSharingStatus{WeightedShare: s.Cache.LocalQueueShare(key)}
+	}
+	if d, ok := s.Cache.LocalQueueDecayedUsage(key); ok {
+		if out == nil {
+			out = &musterv1beta1.FairSharingStatus{}
+		}
+		out.DecayedUsage, out.LastSampled = decayedStatus(d)
+	}
+	return out
+}
+
+// restoreLocalQueueDecayed gives the core the decayed usage a LocalQueue's
+// status kept.
+func (s *State) restoreLocalQueueDecayed(key string, fs *musterv1beta1.FairSharingStatus) {
+	if d, ok := decayedFromStatus(fs); ok {
+		s.Cache.RestoreLocalQueueDecayedUsage(key, d)
+	}
+}

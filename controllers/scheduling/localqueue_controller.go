@@ -73,6 +73,7 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	newStatus.AdmittedWorkloads = int32(usage.Reserving)
 	newStatus.FlavorsReservation = toFlavorUsage(usage.Usage, nil)
 	newStatus.FlavorsUsage = toFlavorUsage(usage.Usage, nil)
+	newStatus.FairSharing = r.state.localQueueFairSharing(key, cq)
 	cond := metav1.Condition{Type: musterv1beta1.LocalQueueActive, ObservedGeneration: lq.Generation,
 		Status: metav1.ConditionTrue, Reason: musterv1beta1.ReasonReady, Message: "Can submit new workloads to ClusterQueue " + cq}
 	switch {

@@ -162,6 +162,7 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	}
 	for i := range lqs.Items {
 		s.state.applyLocalQueue(&lqs.Items[i])
+		s.state.restoreLocalQueueDecayed(lqs.Items[i].Namespace+"/"+lqs.Items[i].Name, lqs.Items[i].Status.FairSharing)
 	}
 	for i := range wls.Items {
 		s.state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], s.clock.Now())

@@ -125,7 +125,7 @@ func (s *State) SetGangServed(provider string, served bool, detail string) {
 // tried again.
 func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
 	key := lq.Namespace + "/" + lq.Name
-	now := localQueueState{clusterQueue: string(lq.Spec.ClusterQueue), stop: toStop(lq.Spec.StopPolicy)}
+	now := localQueueState{clusterQueue: string(lq.Spec.ClusterQueue), stop: toStop(lq.Spec.StopPolicy), weight: weightOf(lq.Spec.FairSharing)}
 	s.mu.Lock()
 	before, seen := s.localQueues[key]
 	s.localQueues[key] = now
@@ -134,6 +134,7 @@ func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
 		return
 	}
 	s.Cache.SetLocalQueueStop(key, now.stop)
+	s.Cache.SetLocalQueueWeight(key, now.weight)
 	s.Queues.UpsertLocalQueue(lq.Namespace, lq.Name, now.clusterQueue)
 	s.Queues.Unpark(now.clusterQueue)
 }
@@ -144,12 +145,14 @@ func (s *State) forgetLocalQueue(namespace, name string) {
 	delete(s.localQueues, namespace+"/"+name)
 	s.mu.Unlock()
 	s.Cache.SetLocalQueueStop(namespace+"/"+name, core.Running)
+	s.Cache.DeleteLocalQueue(namespace + "/" + name)
 	s.Queues.DeleteLocalQueue(namespace, name)
 }
 
 type localQueueState struct {
 	clusterQueue string
 	stop         core.StopPolicy
+	weight       int64
 }
 
 // markSynced records that the core holds everything the API had.

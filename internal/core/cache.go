@@ -33,6 +33,11 @@ type Cache struct {
 	// preemptionDelay is how long a workload that fits only by preempting
 	// holds its room, waiting for it to free, before it evicts anyone.
 	preemptionDelay time.Duration
+	// lqUsage is what each LocalQueue's (namespace/name) admitted
+	// workloads hold, and lqWeight the admission fair-sharing weight of
+	// those that set one (lqfair.go).
+	lqUsage  map[string]Usage
+	lqWeight map[string]int64
 	// classMinRuntime is the minimum runtime of WorkloadPriorityClasses
 	// that set one.
 	classMinRuntime map[string]time.Duration
@@ -62,6 +67,8 @@ func NewCache() *Cache {
 		capacity:  newCapacity(),
 
 		classMinRuntime: map[string]time.Duration{},
+		lqUsage:         map[string]Usage{},
+		lqWeight:        map[string]int64{},
 
 		gangMissing: map[string]string{},
 	}

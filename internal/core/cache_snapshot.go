@@ -17,6 +17,7 @@ func (c *Cache) Snapshot() *Snapshot {
 		s.notReady = c.notReady()
 	}
 	c.copyWorkloads(s)
+	c.snapshotLocalQueues(s)
 	c.snapshotCapacity(s)
 	return s
 }

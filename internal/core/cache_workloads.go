@@ -29,6 +29,7 @@ func (c *Cache) Assume(wl *Workload) error {
 	}
 	c.add(wl, true)
 	c.recordAdmitted(wl.Admission.ClusterQueue, wl.Admission.Usage())
+	c.recordAdmittedLQ(wl, wl.Admission.Usage())
 	return nil
 }
 
@@ -40,6 +41,9 @@ func (c *Cache) Forget(key string) {
 	if cw, ok := c.workloads[key]; ok && cw.assumed {
 		if u := c.decayAdmitted(cw.wl.Admission.ClusterQueue); u != nil {
 			u.Sub(cw.usage)
+		}
+		if c.decay != nil && c.decay.admittedLQ[localQueueKey(cw.wl)] != nil {
+			c.decay.admittedLQ[localQueueKey(cw.wl)].Sub(cw.usage)
 		}
 		c.remove(key)
 	}
@@ -105,6 +109,7 @@ func (c *Cache) add(wl *Workload, assumed bool) {
 	}
 	c.usage[cq].Add(u)
 	c.byQueue[cq][wl.Key] = cw
+	c.countLocalQueue(wl, u, 1)
 	c.place(wl)
 }
 
@@ -117,6 +122,7 @@ func (c *Cache) remove(key string) {
 	delete(c.workloads, key)
 	cq := cw.wl.Admission.ClusterQueue
 	c.usage[cq].Sub(cw.usage)
+	c.countLocalQueue(cw.wl, cw.usage, -1)
 	delete(c.byQueue[cq], key)
 	if len(c.byQueue[cq]) == 0 {
 		delete(c.usage, cq)

@@ -128,8 +128,9 @@ type usageDecay struct {
 	// byNode is keyed by nodeKey.
 	byNode map[string]DecayedUsage
 	// admitted is the usage admitted to each ClusterQueue since the last
-	// sample.
-	admitted map[string]Usage
+	// sample, and admittedLQ to each LocalQueue.
+	admitted   map[string]Usage
+	admittedLQ map[string]Usage
 }
 
 // nodeKey names a ClusterQueue or a cohort in the decay maps (a cohort and
@@ -153,7 +154,8 @@ func (c *Cache) SetUsageDecay(cfg DecayConfig, sampling time.Duration) {
 		c.decay = nil
 		return
 	}
-	c.decay = &usageDecay{cfg: cfg, sampling: sampling, byNode: map[string]DecayedUsage{}, admitted: map[string]Usage{}}
+	c.decay = &usageDecay{cfg: cfg, sampling: sampling, byNode: map[string]DecayedUsage{}, admitted: map[string]Usage{},
+		admittedLQ: map[string]Usage{}}
 }
 
 // SampleUsage folds every queue's and cohort's current usage into its
@@ -176,6 +178,7 @@ func (c *Cache) SampleUsage(now time.Time) {
 	for _, n := range snap.cohorts {
 		sample(n)
 	}
+	c.sampleLocalQueues(now, next)
 	c.decay.byNode = next
 	c.decay.admitted = map[string]Usage{}
 }

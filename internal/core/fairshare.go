@@ -47,9 +47,9 @@ func mulDiv(a, b, c int64) int64 {
 // child with the lowest share (of decayed usage, with decay on) wins (then the higher priority, then the
 // older head), down to a ClusterQueue. It returns nil when no queue under
 // the node has a candidate left.
-func (n *node) pickFair(lists map[string][]*Workload, decay *usageDecay) *QueueSnapshot {
+func (n *node) pickFair(os map[string]*order, decay *usageDecay) *QueueSnapshot {
 	if n.queue != nil {
-		if len(lists[n.queue.Name]) > 0 {
+		if o := os[n.queue.Name]; o != nil && o.peek() != nil {
 			return n.queue
 		}
 		return nil
@@ -57,12 +57,12 @@ func (n *node) pickFair(lists map[string][]*Workload, decay *usageDecay) *QueueS
 	var best *QueueSnapshot
 	var bestShare int64
 	for _, c := range n.children {
-		q := c.pickFair(lists, decay)
+		q := c.pickFair(os, decay)
 		if q == nil {
 			continue
 		}
 		share := c.fairShare(decay)
-		if best == nil || share < bestShare || (share == bestShare && before(lists[q.Name][0], lists[best.Name][0])) {
+		if best == nil || share < bestShare || (share == bestShare && before(os[q.Name].peek(), os[best.Name].peek())) {
 			best, bestShare = q, share
 		}
 	}

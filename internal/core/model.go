@@ -202,6 +202,9 @@ type ClusterQueue struct {
 	// MaxRuntime is the runtime bound of the queue's workloads that declare
 	// none: a workload admitted longer is deactivated. Zero: unbounded.
 	MaxRuntime time.Duration
+	// AdmissionFairSharing orders the queue's pending workloads by their
+	// LocalQueue's usage first (lqfair.go).
+	AdmissionFairSharing bool
 }
 
 // Cohort is a node of the cohort tree: a parent, quota of its own, a weight.

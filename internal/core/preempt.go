@@ -165,13 +165,13 @@ func candidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need, short Usage, 
 			}
 		}
 	}
-	order(s, q, out)
-	order(s, q, protected)
+	sortCandidates(s, q, out)
+	sortCandidates(s, q, protected)
 	return out, protected
 }
 
-// order sorts candidates in the order they should go.
-func order(s *Snapshot, q *QueueSnapshot, out []candidate) {
+// sortCandidates sorts candidates in the order they should go.
+func sortCandidates(s *Snapshot, q *QueueSnapshot, out []candidate) {
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if (a.queue == q) != (b.queue == q) {

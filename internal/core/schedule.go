@@ -84,47 +84,53 @@ func Schedule(s *Snapshot, heads map[string][]*Workload) []Decision {
 	if s.fairSharing {
 		return append(decisions, scheduleFair(s, heads, c)...)
 	}
+	return append(decisions, schedulePriority(s, heads, c)...)
+}
+
+// schedulePriority tries the workloads highest priority and oldest first
+// across queues (within a queue with admission fair sharing, in its
+// LocalQueues' turn).
+//
+// Workloads that fit within their queue's nominal quota go first; those
+// that must borrow are decided after them, in the same order, so
+// borrowing never takes quota a queue's own workloads could use now.
+// Within a queue, priority still rules: once a workload of a queue is
+// deferred, the rest of that queue (lower priority or younger) follows it
+// into the second pass, so its own lower-priority workloads do not take
+// the room it needs (and become its victims).
+func schedulePriority(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decision {
 	type entry struct {
 		cq string
 		wl *Workload
 	}
-	var entries []entry
-	for cq, wls := range heads {
-		for _, wl := range wls {
-			entries = append(entries, entry{cq: cq, wl: wl})
-		}
-	}
-	sort.Slice(entries, func(i, j int) bool { return before(entries[i].wl, entries[j].wl) })
-	// Workloads that fit within their queue's nominal quota go first; those
-	// that must borrow are decided after them, in the same order, so
-	// borrowing never takes quota a queue's own workloads could use now.
-	// Within a queue, priority still rules: once a workload of a queue is
-	// deferred, the rest of that queue (lower priority or younger) follows
-	// it into the second pass, so its own lower-priority workloads do not
-	// take the room it needs (and become its victims).
+	var decisions []Decision
 	var deferred []entry
 	held := map[string]bool{} // queues with a deferred workload
 	admitted := 0
-	for _, e := range entries {
+	h := newHeadHeap(orders(s, heads))
+	for {
+		cq, wl, ok := h.head()
+		if !ok {
+			break
+		}
 		if !s.admissionsLeft(admitted) {
 			return decisions
 		}
-		q := s.Queue(e.cq)
-		if q == nil {
-			continue
-		}
+		q := s.Queue(cq)
 		if held[q.Name] {
-			deferred = append(deferred, e)
+			deferred = append(deferred, entry{cq: cq, wl: wl})
+			h.advance(wl)
 			continue
 		}
-		d, borrows := c.decide(s, q, e.wl, true)
+		d, borrows := c.decide(s, q, wl, true)
 		if borrows {
-			deferred = append(deferred, e)
+			deferred = append(deferred, entry{cq: cq, wl: wl})
 			held[q.Name] = true
-			continue
+		} else {
+			decisions = append(decisions, d)
+			admitted += countAdmission(&d)
 		}
-		decisions = append(decisions, d)
-		admitted += countAdmission(&d)
+		h.advance(wl)
 	}
 	for _, e := range deferred {
 		if !s.admissionsLeft(admitted) {
@@ -147,17 +153,10 @@ func countAdmission(d *Decision) int {
 // scheduleFair picks, one at a time, the head of the queue that wins the
 // fair-sharing tournament of its cohort tree.
 func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decision {
-	lists := make(map[string][]*Workload, len(heads))
+	os := orders(s, heads)
 	roots := map[*node]bool{}
-	for cq, wls := range heads {
-		q := s.Queue(cq)
-		if q == nil {
-			continue
-		}
-		sorted := append([]*Workload(nil), wls...)
-		sort.Slice(sorted, func(i, j int) bool { return before(sorted[i], sorted[j]) })
-		lists[cq] = sorted
-		roots[q.node.root()] = true
+	for cq := range os {
+		roots[s.Queue(cq).node.root()] = true
 	}
 	ordered := make([]*node, 0, len(roots))
 	for r := range roots {
@@ -171,16 +170,17 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 	for len(ordered) > 0 {
 		live := ordered[:0]
 		for _, root := range ordered {
-			q := root.pickFair(lists, s.decay)
+			q := root.pickFair(os, s.decay)
 			if q == nil {
 				continue
 			}
 			if !s.admissionsLeft(admitted) {
 				return decisions
 			}
-			wl := lists[q.Name][0]
-			lists[q.Name] = lists[q.Name][1:]
+			o := os[q.Name]
+			wl := o.peek()
 			d, _ := c.decide(s, q, wl, false)
+			o.pop(wl)
 			decisions = append(decisions, d)
 			admitted += countAdmission(&d)
 			live = append(live, root)
@@ -298,6 +298,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 func (c *cycle) admit(s *Snapshot, q *QueueSnapshot, wl *Workload, adm *Admission) Decision {
 	q.AddUsage(adm.Usage())
 	s.countDecayed(q, adm.Usage())
+	s.countLocalQueueAdmission(q, wl, adm.Usage())
 	commitPlacements(s, adm)
 	return Decision{Workload: wl, Admission: adm}
 }

@@ -28,6 +28,12 @@ type Snapshot struct {
 	preemptionDelay time.Duration
 	// classMinRuntime is the minimum runtime of priority classes.
 	classMinRuntime map[string]time.Duration
+	// lqScores is the weighted usage of the LocalQueues of queues with
+	// admission fair sharing, raised as the cycle admits; lqWeights and
+	// lqDecay are what raising it needs.
+	lqScores  map[string]float64
+	lqWeights map[string]int64
+	lqDecay   *usageDecay
 	// topologies holds each topology's free capacity for the cycle; a
 	// placement admitted in the cycle is applied to it.
 	topologies map[string]*topology.Snapshot

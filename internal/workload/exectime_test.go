@@ -31,3 +31,16 @@ func TestExecutionTimeCountsEveryAdmission(t *testing.T) {
 		t.Errorf("a pending workload has nothing to release")
 	}
 }
+
+// TestDeactivationForTimeResetsTheAllowance: a workload deactivated past
+// its maximum execution time starts from nothing if reactivated (Kueue).
+func TestDeactivationForTimeResetsTheAllowance(t *testing.T) {
+	wl := admitted()
+	past := int32(300)
+	wl.Status.AccumulatedPastExecutionTimeSeconds = &past
+	Deactivate(wl, musterv1beta1.ReasonMaximumExecutionTimeExceeded, "too long", t0.Add(time.Minute))
+	Requeue(wl, t0.Add(2*time.Minute))
+	if wl.Status.AccumulatedPastExecutionTimeSeconds != nil {
+		t.Fatalf("accumulated %d after deactivation for time, want none", *wl.Status.AccumulatedPastExecutionTimeSeconds)
+	}
+}

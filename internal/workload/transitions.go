@@ -120,7 +120,12 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
 		msg, reason = "Requeued after eviction: "+c.Message, c.Reason
 	}
-	accumulateExecutionTime(wl, now)
+	if reason == musterv1beta1.ReasonMaximumExecutionTimeExceeded {
+		// As in Kueue: a user who reactivates it gives it a new allowance.
+		wl.Status.AccumulatedPastExecutionTimeSeconds = nil
+	} else {
+		accumulateExecutionTime(wl, now)
+	}
 	wl.Status.Admission = nil
 	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) != nil {
 		set(wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not admitted", now)

@@ -64,6 +64,11 @@ type ClusterQueueSpec struct {
 	// +optional
 	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`
 
+	// admissionScope turns on fair sharing between the queue's LocalQueues
+	// (Kueue's admission fair sharing).
+	// +optional
+	AdmissionScope *AdmissionScope `json:"admissionScope,omitempty"`
+
 	// starvation holds room for workloads that have waited too long, so
 	// that a large job is not passed forever by smaller ones.
 	// +optional
@@ -78,6 +83,28 @@ type ClusterQueueSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	MaximumExecutionTimeSeconds *int32 `json:"maximumExecutionTimeSeconds,omitempty"`
 }
+
+// AdmissionScope says how the queue orders its LocalQueues' workloads.
+type AdmissionScope struct {
+	// admissionMode UsageBasedAdmissionFairSharing tries first the
+	// workloads of the LocalQueue that has used the least (decayed over time
+	// with the manager's fairSharing.usage, current usage without it),
+	// weighted per resource and divided by the LocalQueue's
+	// fairSharing.weight; priority and age order each LocalQueue's own.
+	// NoAdmissionFairSharing (the default) orders by priority and age only.
+	// Kueue's field, with Kueue's meaning.
+	// +required
+	AdmissionMode AdmissionMode `json:"admissionMode"`
+}
+
+// AdmissionMode is how a ClusterQueue orders its LocalQueues' workloads.
+// +kubebuilder:validation:Enum=UsageBasedAdmissionFairSharing;NoAdmissionFairSharing
+type AdmissionMode string
+
+const (
+	UsageBasedAdmissionFairSharing AdmissionMode = "UsageBasedAdmissionFairSharing"
+	NoAdmissionFairSharing         AdmissionMode = "NoAdmissionFairSharing"
+)
 
 // StarvationPolicy is when room is held for a waiting workload.
 type StarvationPolicy struct {

@@ -17,6 +17,12 @@ type LocalQueueSpec struct {
 	// +optional
 	// +kubebuilder:default=None
 	StopPolicy *StopPolicy `json:"stopPolicy,omitempty"`
+
+	// fairSharing sets the queue's weight under its ClusterQueue's admission
+	// fair sharing: a LocalQueue of weight 2 may use twice as much before
+	// it counts as equally served.
+	// +optional
+	FairSharing *FairSharing `json:"fairSharing,omitempty"`
 }
 
 // LocalQueueStatus reports the state of a LocalQueue.
@@ -54,6 +60,14 @@ type LocalQueueStatus struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=64
 	FlavorsUsage []FlavorUsage `json:"flavorsUsage,omitempty"`
+
+	// fairSharing is, under its ClusterQueue's admission fair sharing, the
+	// queue's weighted usage in thousandths (weightedShare: the sum over
+	// resources of the weighted usage, decayed when usage decay is on,
+	// divided by its weight; lower goes first), and with usage decay on its
+	// decayed usage, which a restarted manager continues from.
+	// +optional
+	FairSharing *FairSharingStatus `json:"fairSharing,omitempty"`
 }
 
 const (

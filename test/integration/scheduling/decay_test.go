@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -18,7 +20,17 @@ import (
 // decayedGPUs is the decayed GPU usage a ClusterQueue's status shows, in
 // thousandths of a GPU, and when it was sampled.
 func decayedGPUs(g Gomega, cq string) (int64, time.Time) {
-	fs := clusterQueue(g, cq).Status.FairSharing
+	return decayedGPUsIn(g, clusterQueue(g, cq).Status.FairSharing)
+}
+
+// localQueueDecayedGPUs is decayedGPUs of a LocalQueue.
+func localQueueDecayedGPUs(g Gomega, ns, name string) (int64, time.Time) {
+	var lq musterv1beta1.LocalQueue
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &lq)).To(Succeed())
+	return decayedGPUsIn(g, lq.Status.FairSharing)
+}
+
+func decayedGPUsIn(g Gomega, fs *musterv1beta1.FairSharingStatus) (int64, time.Time) {
 	g.Expect(fs).NotTo(BeNil())
 	g.Expect(fs.LastSampled).NotTo(BeNil(), "sampled")
 	for _, f := range fs.DecayedUsage {
@@ -32,7 +44,7 @@ func decayedGPUs(g Gomega, cq string) (int64, time.Time) {
 }
 
 // TestDecayedUsageSurvivesARestart: with fairSharing.usage on, a queue
-// that runs 4 GPUs shows its decayed usage growing in status; its jobs
+// (and its LocalQueue) that runs 4 GPUs shows its decayed usage growing in status; its jobs
 // finish, and a restarted manager continues from what the status kept —
 // still decaying from there, not started over at 0 (the queue would look
 // as if it had never run) nor jumping.
@@ -62,10 +74,12 @@ func TestDecayedUsageSurvivesARestart(t *testing.T) {
 	}
 	g.Eventually(func(g Gomega) int32 { return clusterQueue(g, a).Status.AdmittedWorkloads }, framework.Timeout, framework.Interval).
 		Should(BeZero(), "the finished jobs released their quota")
-	var kept int64
-	var keptAt time.Time
+	var kept, lqKept int64
+	var keptAt, lqKeptAt time.Time
 	g.Eventually(func(g Gomega) {
 		kept, keptAt = decayedGPUs(g, a)
+		lqKept, lqKeptAt = localQueueDecayedGPUs(g, w.ns, "a")
+		g.Expect(lqKept).To(BeNumerically(">=", 100))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 
 	mgr = env.Restart(t, mgr)
@@ -76,6 +90,10 @@ func TestDecayedUsageSurvivesARestart(t *testing.T) {
 		// after, with a minute's half-life) nowhere near 0.
 		g.Expect(v).To(BeNumerically("<=", kept))
 		g.Expect(v).To(BeNumerically(">=", kept/2))
+		lv, lat := localQueueDecayedGPUs(g, w.ns, "a")
+		g.Expect(lat).To(BeTemporally(">", lqKeptAt), "the LocalQueue sampled by the new manager")
+		g.Expect(lv).To(BeNumerically("<=", lqKept))
+		g.Expect(lv).To(BeNumerically(">=", lqKept/2))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 	_ = mgr
 }

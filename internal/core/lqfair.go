@@ -1,0 +1,234 @@
+package core
+
+// Admission fair sharing between the LocalQueues of one ClusterQueue
+// (Kueue's UsageBasedAdmissionFairSharing): in a queue that enables it,
+// the next workload tried comes from the LocalQueue whose usage — decayed
+// with fairSharing.usage's half-life when that is on, current otherwise —
+// weighted per resource and divided by the LocalQueue's weight, is the
+// lowest. As in Kueue the usage is summed over resources (and here over
+// flavors), not DRF's largest share: a LocalQueue has no quota of its own
+// to divide by.
+
+import (
+	"maps"
+	"math"
+	"time"
+)
+
+// lqDecayKey names a LocalQueue (namespace/name) in the decay maps.
+func lqDecayKey(key string) string { return "lq/" + key }
+
+// SetLocalQueueWeight sets a LocalQueue's admission fair-sharing weight
+// in milli-units (1000 = 1); weight 0 puts it last.
+func (c *Cache) SetLocalQueueWeight(key string, weight int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lqWeight[key] = weight
+}
+
+// DeleteLocalQueue forgets a LocalQueue's weight and decayed usage.
+func (c *Cache) DeleteLocalQueue(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.lqWeight, key)
+	if c.decay != nil {
+		delete(c.decay.byNode, lqDecayKey(key))
+		delete(c.decay.admittedLQ, key)
+	}
+}
+
+// UsesAdmissionFairSharing reports whether the ClusterQueue orders its
+// LocalQueues by their usage.
+func (c *Cache) UsesAdmissionFairSharing(clusterQueue string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	cq, ok := c.queues[clusterQueue]
+	return ok && cq.AdmissionFairSharing
+}
+
+// LocalQueueDecayedUsage returns a LocalQueue's decayed usage (with what
+// was admitted since the last sample), for its status.
+func (c *Cache) LocalQueueDecayedUsage(key string) (DecayedUsage, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.decay == nil {
+		return DecayedUsage{}, false
+	}
+	d, ok := c.decay.byNode[lqDecayKey(key)]
+	return d.Add(c.decay.admittedLQ[key], c.decay.sampling, c.decay.cfg), ok
+}
+
+// RestoreLocalQueueDecayedUsage sets a LocalQueue's decayed usage as its
+// status kept it, so that a restart continues it.
+func (c *Cache) RestoreLocalQueueDecayedUsage(key string, d DecayedUsage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.decay == nil {
+		return
+	}
+	if _, known := c.decay.byNode[lqDecayKey(key)]; !known {
+		c.decay.byNode[lqDecayKey(key)] = d
+	}
+}
+
+// LocalQueueShare is the LocalQueue's weighted usage in thousandths, what
+// admission fair sharing orders by (lower first).
+func (c *Cache) LocalQueueShare(key string) int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	score := c.lqScoreLocked(key)
+	if score >= math.MaxInt64/1000 {
+		return math.MaxInt64
+	}
+	return int64(math.Round(score * 1000))
+}
+
+// lqScoreLocked is the LocalQueue's weighted usage. The caller holds the
+// lock.
+func (c *Cache) lqScoreLocked(key string) float64 {
+	cfg := DecayConfig{}
+	var amounts map[FlavorResource]float64
+	if c.decay != nil {
+		cfg = c.decay.cfg
+		amounts = c.decay.byNode[lqDecayKey(key)].Add(c.decay.admittedLQ[key], c.decay.sampling, cfg).Usage
+	} else {
+		amounts = map[FlavorResource]float64{}
+		for fr, v := range c.lqUsage[key] {
+			amounts[fr] = float64(v)
+		}
+	}
+	return weightedScore(amounts, c.localQueueWeight(key), cfg)
+}
+
+func (c *Cache) localQueueWeight(key string) int64 {
+	if w, ok := c.lqWeight[key]; ok {
+		return w
+	}
+	return 1000
+}
+
+// weightedScore sums the weighted amounts (CPU in cores, not milli-cores)
+// and divides by the weight; weight 0 is last.
+func weightedScore(amounts map[FlavorResource]float64, weight int64, cfg DecayConfig) float64 {
+	var sum float64
+	for fr, v := range amounts {
+		if MilliUnits(fr.Resource) {
+			v /= 1000
+		}
+		sum += v * cfg.weight(fr.Resource)
+	}
+	if weight <= 0 {
+		return math.Inf(1)
+	}
+	return sum * 1000 / float64(weight)
+}
+
+// countLocalQueue adds an admission to its LocalQueue's usage: the cache's
+// current usage, and the decay's since-the-last-sample sum. The caller
+// holds the lock.
+func (c *Cache) countLocalQueue(wl *Workload, u Usage, sign int64) {
+	key := localQueueKey(wl)
+	cur := c.lqUsage[key]
+	if cur == nil {
+		cur = Usage{}
+		c.lqUsage[key] = cur
+	}
+	for fr, v := range u {
+		cur[fr] += sign * v
+		if cur[fr] == 0 {
+			delete(cur, fr)
+		}
+	}
+	if len(cur) == 0 {
+		delete(c.lqUsage, key)
+	}
+}
+
+// recordAdmittedLQ counts a new admission toward its LocalQueue's decayed
+// usage until the next sample. The caller holds the lock.
+func (c *Cache) recordAdmittedLQ(wl *Workload, u Usage) {
+	if c.decay == nil {
+		return
+	}
+	key := localQueueKey(wl)
+	sum := c.decay.admittedLQ[key]
+	if sum == nil {
+		sum = Usage{}
+		c.decay.admittedLQ[key] = sum
+	}
+	sum.Add(u)
+}
+
+// sampleLocalQueues folds every LocalQueue's current usage into its
+// decayed usage. The caller holds the lock.
+func (c *Cache) sampleLocalQueues(now time.Time, next map[string]DecayedUsage) {
+	seen := map[string]bool{}
+	for key, u := range c.lqUsage {
+		k := lqDecayKey(key)
+		next[k] = c.decay.byNode[k].Sample(u, now, c.decay.cfg)
+		seen[k] = true
+	}
+	for k, d := range c.decay.byNode {
+		if len(k) > 3 && k[:3] == "lq/" && !seen[k] {
+			next[k] = d.Sample(nil, now, c.decay.cfg)
+		}
+	}
+	c.decay.admittedLQ = map[string]Usage{}
+}
+
+// snapshotLocalQueues gives a snapshot the LocalQueue scores of the
+// queues that use admission fair sharing. The caller holds the lock.
+func (c *Cache) snapshotLocalQueues(s *Snapshot) {
+	used := false
+	for _, q := range s.queues {
+		used = used || q.AdmissionFairSharing
+	}
+	if !used {
+		return
+	}
+	s.lqScores = map[string]float64{}
+	s.lqWeights = maps.Clone(c.lqWeight)
+	keys := map[string]bool{}
+	for k := range c.lqUsage {
+		keys[k] = true
+	}
+	if c.decay != nil {
+		for k := range c.decay.byNode {
+			if len(k) > 3 && k[:3] == "lq/" {
+				keys[k[3:]] = true
+			}
+		}
+		s.lqDecay = c.decay
+	}
+	for k := range keys {
+		s.lqScores[k] = c.lqScoreLocked(k)
+	}
+}
+
+// lqScore is a LocalQueue's score in the cycle: unused LocalQueues score 0.
+func (s *Snapshot) lqScore(key string) float64 { return s.lqScores[key] }
+
+// countLocalQueueAdmission raises the score of the admitted workload's
+// LocalQueue, so the cycle's next pick in its queue sees it: by the whole
+// usage, or, with decay, by what the next sample will count of it.
+func (s *Snapshot) countLocalQueueAdmission(q *QueueSnapshot, wl *Workload, u Usage) {
+	if !q.AdmissionFairSharing || s.lqScores == nil {
+		return
+	}
+	key := localQueueKey(wl)
+	amounts := map[FlavorResource]float64{}
+	cfg := DecayConfig{}
+	scale := 1.0
+	if s.lqDecay != nil {
+		cfg = s.lqDecay.cfg
+		scale = cfg.alpha(s.lqDecay.sampling)
+	}
+	for fr, v := range u {
+		amounts[fr] = float64(v) * scale
+	}
+	weight := int64(1000)
+	if w, ok := s.lqWeights[key]; ok {
+		weight = w
+	}
+	s.lqScores[key] += weightedScore(amounts, weight, cfg)
+}
