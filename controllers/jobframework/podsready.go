@@ -118,7 +118,9 @@ func (r *Reconciler[T]) deactivate(ctx context.Context, wl *musterv1beta1.Worklo
 	msg := fmt.Sprintf("Deactivated: pods were not ready in time after %d requeues (waitForPodsReady.requeuingStrategy.backoffLimitCount)", requeues)
 	orig := wl.DeepCopy()
 	now := r.opts.Clock.Now()
-	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Deactivate(wl, musterv1beta1.ReasonRequeuingLimitExceeded, msg, now) }); err != nil {
+	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
+		return workload.Deactivate(wl, musterv1beta1.ReasonRequeuingLimitExceeded, msg, now)
+	}); err != nil {
 		return err
 	}
 	reportEviction(orig, musterv1beta1.ReasonRequeuingLimitExceeded)

@@ -215,7 +215,9 @@ func TestTransitions(t *testing.T) {
 			},
 		},
 		"deactivate": {
-			from: admitted(), do: func(wl *musterv1beta1.Workload) bool { return Deactivate(wl, musterv1beta1.ReasonRequeuingLimitExceeded, "too many requeues", now) }, changed: true, admission: true,
+			from: admitted(), do: func(wl *musterv1beta1.Workload) bool {
+				return Deactivate(wl, musterv1beta1.ReasonRequeuingLimitExceeded, "too many requeues", now)
+			}, changed: true, admission: true,
 			want: conditions{
 				musterv1beta1.WorkloadQuotaReserved: {T, musterv1beta1.ReasonQuotaReserved},
 				musterv1beta1.WorkloadAdmitted:      {T, musterv1beta1.ReasonAdmitted},
