@@ -23,6 +23,19 @@ type Source struct {
 	Synced func() bool
 	// Reason is the latest pending reason of a workload, by key.
 	Reason func(key string) string
+	// Order, when set, turns a ClusterQueue's priority order into the
+	// order its cycles try (admission fair sharing between LocalQueues).
+	Order func(clusterQueue string, o core.PendingOrder) core.PendingOrder
+}
+
+// pending is a ClusterQueue's pending workloads in the order they are
+// tried.
+func (s Source) pending(clusterQueue string) (core.PendingOrder, bool) {
+	o, ok := s.Queues.Pending(clusterQueue)
+	if ok && s.Order != nil {
+		o = s.Order(clusterQueue, o)
+	}
+	return o, ok
 }
 
 // ready fails with 503 until the queues are complete: a replica that does
@@ -94,7 +107,7 @@ func (p *pendingInClusterQueue) Get(_ context.Context, name string, opts runtime
 	if err := p.src.ready(); err != nil {
 		return nil, err
 	}
-	order, ok := p.src.Queues.Pending(name)
+	order, ok := p.src.pending(name)
 	if !ok {
 		return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("clusterqueues"), name)
 	}
@@ -124,7 +137,7 @@ func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime
 	ofQueue := func(wl *core.Workload) bool { return wl.Namespace == namespace && wl.Queue == name }
 	cq, known := p.src.Queues.ClusterQueueOf(namespace, name)
 	if known {
-		if order, ok := p.src.Queues.Pending(cq); ok {
+		if order, ok := p.src.pending(cq); ok {
 			return p.summary(order.Page(offset, limit, ofQueue)), nil
 		}
 	}

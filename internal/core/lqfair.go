@@ -232,3 +232,66 @@ func (s *Snapshot) countLocalQueueAdmission(q *QueueSnapshot, wl *Workload, u Us
 	}
 	s.lqScores[key] += weightedScore(amounts, weight, cfg)
 }
+
+// InAdmissionOrder is a ClusterQueue's pending order as its cycles would
+// try it: unchanged without admission fair sharing; with it, LocalQueues
+// take turns by their weighted usage, each workload taken raising its
+// LocalQueue's as if it were admitted. The visibility API's positions come
+// from it, so they follow the fair-sharing turns rather than priority
+// alone (they are an estimate either way: who fits when decides).
+func (c *Cache) InAdmissionOrder(clusterQueue string, o PendingOrder) PendingOrder {
+	c.mu.RLock()
+	cq, ok := c.queues[clusterQueue]
+	if !ok || !cq.AdmissionFairSharing {
+		c.mu.RUnlock()
+		return o
+	}
+	byLQ := map[string][]*Workload{}
+	var lqs []string
+	for _, wl := range o.Workloads {
+		k := localQueueKey(wl)
+		if _, seen := byLQ[k]; !seen {
+			lqs = append(lqs, k)
+		}
+		byLQ[k] = append(byLQ[k], wl)
+	}
+	scores, weights := make(map[string]float64, len(lqs)), make(map[string]int64, len(lqs))
+	for _, k := range lqs {
+		scores[k], weights[k] = c.lqScoreLocked(k), c.localQueueWeight(k)
+	}
+	cfg, scale := DecayConfig{}, 1.0
+	if c.decay != nil {
+		cfg, scale = c.decay.cfg, c.decay.cfg.alpha(c.decay.sampling)
+	}
+	c.mu.RUnlock()
+
+	out := make([]*Workload, 0, len(o.Workloads))
+	for len(out) < len(o.Workloads) {
+		best := ""
+		for _, k := range lqs {
+			if len(byLQ[k]) == 0 {
+				continue
+			}
+			if best == "" || scores[k] < scores[best] || (scores[k] == scores[best] && before(byLQ[k][0], byLQ[best][0])) {
+				best = k
+			}
+		}
+		wl := byLQ[best][0]
+		byLQ[best] = byLQ[best][1:]
+		out = append(out, wl)
+		scores[best] += weightedScore(requestedAmounts(wl, scale), weights[best], cfg)
+	}
+	return PendingOrder{Workloads: out, inLocalQueue: localQueuePositions(out)}
+}
+
+// requestedAmounts is what a pending workload asks, scaled, by resource
+// (in no flavor: it has none yet).
+func requestedAmounts(wl *Workload, scale float64) map[FlavorResource]float64 {
+	out := map[FlavorResource]float64{}
+	for _, ps := range wl.PodSets {
+		for res, v := range ps.Requests {
+			out[FlavorResource{Resource: res}] += float64(v) * float64(ps.Count) * scale
+		}
+	}
+	return out
+}

@@ -154,3 +154,29 @@ func TestAdmissionFairSharingDecidesEachOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestInAdmissionOrder: the visibility order of a queue with admission
+// fair sharing follows the LocalQueues' turns (a holds 4 GPUs, so b's
+// first two go before a's first), and a queue without it keeps priority
+// order.
+func TestInAdmissionOrder(t *testing.T) {
+	pending := []*Workload{lqWl("a1", "a", 0, 2), lqWl("a2", "a", 1, 2), lqWl("b1", "b", 2, 2), lqWl("b2", "b", 3, 2), lqWl("b3", "b", 4, 2)}
+	for _, tc := range []struct {
+		on   bool
+		want []string
+	}{
+		{true, []string{"b1", "b2", "a1", "b3", "a2"}},
+		{false, []string{"a1", "a2", "b1", "b2", "b3"}},
+	} {
+		c := afsQueue(tc.on)
+		c.AddOrUpdateWorkload(admitted(lqWl("held", "a", 0, 4), "cq", "a100"))
+		o := c.InAdmissionOrder("cq", NewPendingOrder(pending))
+		var got []string
+		for _, p := range o.Page(0, 10, nil) {
+			got = append(got, p.Workload.Name)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("fair sharing %v: %v, want %v", tc.on, got, tc.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ func TestTranslateClusterQueue(t *testing.T) {
 			"cohortName":        "root",
 			"flavorFungibility": map[string]any{"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"},
 			"admissionScope":    map[string]any{"admissionMode": "UsageBasedAdmissionFairSharing"},
+			"admissionChecks":   []any{"provisioning"},
 			"resourceGroups": []any{map[string]any{
 				"coveredResources": []any{"cpu"},
 				"flavors":          []any{map[string]any{"name": "f", "resources": []any{map[string]any{"name": "cpu", "nominalQuota": "4"}}}},
@@ -41,7 +42,10 @@ func TestTranslateClusterQueue(t *testing.T) {
 	if len(cq.Annotations) != 0 {
 		t.Errorf("kubectl's last-applied annotation is Kueue's object's, not Muster's: %v", cq.Annotations)
 	}
-	if len(dropped) != 1 || dropped[0] != "spec.admissionScope" {
-		t.Errorf("dropped %v, want [spec.admissionScope]", dropped)
+	if cq.Spec.AdmissionScope == nil || cq.Spec.AdmissionScope.AdmissionMode != musterv1beta1.UsageBasedAdmissionFairSharing {
+		t.Errorf("admissionScope (Kueue's admission fair sharing) not carried over: %+v", cq.Spec.AdmissionScope)
+	}
+	if len(dropped) != 1 || dropped[0] != "spec.admissionChecks" {
+		t.Errorf("dropped %v, want [spec.admissionChecks]", dropped)
 	}
 }

@@ -279,7 +279,8 @@ func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, stat
 		BindAddress: cfg.Visibility.BindAddress,
 		CertDir:     cfg.Webhook.CertDir,
 		RestConfig:  mgr.GetConfig(),
-		Source:      visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason},
+		Source: visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason,
+			Order: state.Cache.InAdmissionOrder},
 	}
 	return mgr.Add(afterCerts{server: server, ready: certsReady})
 }
