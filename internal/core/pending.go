@@ -114,11 +114,11 @@ func (p *Pending) Message() string {
 		return fmt.Sprintf("waiting for preemption: evicting %d workload(s) to make room (%s)", len(p.Workloads), strings.Join(p.Workloads, ", "))
 	case Reserved:
 		return fmt.Sprintf("waiting for quota, with room held for it in ClusterQueue %s since it has waited longer than %s (starvation.afterSeconds): %s; %s",
-			p.ClusterQueue, p.Wait.Round(time.Second), p.NoFit.Message(), completion(p.By))
+			p.ClusterQueue, p.Wait.Round(time.Second), p.NoFit.Message(), completion(p.By, p.Detail))
 	case BehindReservation:
 		if p.By.IsZero() {
-			return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; the workloads running there declare no maximum execution time, so no job can be shown to finish before it fits and none may use the held room",
-				first, p.ClusterQueue)
+			return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; no job can be shown to finish before it fits (%s), so none may use the held room",
+				first, p.ClusterQueue, p.Detail)
 		}
 		return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; only a job whose maximum execution time ends by %s may use the held room meanwhile",
 			first, p.ClusterQueue, p.By.UTC().Format(time.RFC3339))
@@ -131,9 +131,9 @@ func (p *Pending) Message() string {
 
 // completion says when the room held for a starving workload should be
 // enough.
-func completion(by time.Time) string {
+func completion(by time.Time, why string) string {
 	if by.IsZero() {
-		return "when is not known: the workloads in its way declare no maximum execution time"
+		return "when is not known: " + why
 	}
 	return "enough should be free by " + by.UTC().Format(time.RFC3339)
 }

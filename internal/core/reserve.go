@@ -28,8 +28,13 @@ import (
 // reservation is the room held in one queue for its starving workload.
 type reservation struct {
 	wl *Workload
+	// adm is the admission it waits for: the flavors its room is held on.
+	adm *Admission
 	// need is what the workload asks, held is what of it is set aside now.
 	need, held Usage
+	// domains is the free capacity held in the topology domains where its
+	// pod sets would fit first, for those that ask for a level.
+	domains []*Placement
 	// completeAt is when the held room is estimated to be enough for it;
 	// zero when the running workloads' bounds cannot say.
 	completeAt time.Time
@@ -67,8 +72,8 @@ func (c *cycle) reserveFor(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *N
 	if adm == nil || mode == Unfit {
 		return Decision{}, false
 	}
-	r := &reservation{wl: wl, need: adm.Usage()}
-	r.hold(q)
+	r := &reservation{wl: wl, adm: adm, need: adm.Usage()}
+	r.hold(s, q)
 	r.completeAt = completionEstimate(s, q, r)
 	c.reserving[q.Name] = r
 	c.block(q, wl)
@@ -76,14 +81,15 @@ func (c *cycle) reserveFor(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *N
 		noFit.Shortfall = shortfallOf(s, q, wl)
 	}
 	return Decision{Workload: wl, Pending: Pending{Kind: Reserved, ClusterQueue: q.Name, Wait: q.StarvationAfter,
-		By: r.completeAt, NoFit: noFit}}, true
+		By: r.completeAt, Detail: r.waitsFor(), NoFit: noFit}}, true
 }
 
 // hold sets aside what is free of the queue's nominal quota, up to what
-// the workload needs. Only headroom under the nominal quota is held: what
+// the workload needs, and the free capacity of the topology domains it
+// would fit in first. Only headroom under the nominal quota is held: what
 // the cohort lends is other queues' guaranteed quota, and holding it would
 // make the queue look like a borrower to their reclaiming preemptors.
-func (r *reservation) hold(q *QueueSnapshot) {
+func (r *reservation) hold(s *Snapshot, q *QueueSnapshot) {
 	r.held = Usage{}
 	for fr, v := range r.need {
 		if headroom := q.node.subtree[fr] - q.node.usage[fr]; headroom > 0 {
@@ -91,14 +97,50 @@ func (r *reservation) hold(q *QueueSnapshot) {
 			q.node.addReserve(fr, r.held[fr])
 		}
 	}
+	r.domains = holdDomains(s, r.wl, r.adm)
 }
 
-// release gives the held room back to the tree, for a backfill to use.
-func (r *reservation) release(q *QueueSnapshot) {
+// release gives the held room back, for a backfill to use.
+func (r *reservation) release(s *Snapshot, q *QueueSnapshot) {
 	for fr, v := range r.held {
 		q.node.addReserve(fr, -v)
 	}
-	r.held = nil
+	releasePlacements(s, r.domains)
+	r.held, r.domains = nil, nil
+}
+
+// holdDomains takes, for each of the workload's pod sets that asks for a
+// topology level, the free capacity of the domain where most of its pods
+// fit (topology.Snapshot.Hold), so that smaller jobs placed meanwhile go
+// elsewhere: quota alone would let them fill the very rack it waits for.
+func holdDomains(s *Snapshot, wl *Workload, adm *Admission) []*Placement {
+	units, fail := placementUnits(s, wl, adm)
+	if fail != nil {
+		return nil
+	}
+	var held []*Placement
+	for _, u := range units {
+		ts := s.topologies[u.flavor.Topology]
+		for i := range u.sets {
+			a, err := ts.Hold(&u.sets[i])
+			if err != nil || a == nil || ts.Apply(a) != nil {
+				continue
+			}
+			held = append(held, &Placement{Topology: u.flavor.Topology, Assignment: a})
+		}
+	}
+	return held
+}
+
+// waitsFor says, when the held room's completion is not known, why.
+func (r *reservation) waitsFor() string {
+	switch {
+	case !r.completeAt.IsZero():
+		return ""
+	case len(r.domains) > 0:
+		return "it waits for nodes in one topology domain, which the quota's runtime bounds do not say when free up"
+	}
+	return "the workloads in its way declare no maximum execution time"
 }
 
 // backfills reports whether wl may use the held room: it is bounded and
@@ -111,7 +153,9 @@ func (r *reservation) backfills(s *Snapshot, q *QueueSnapshot, wl *Workload) boo
 // completionEstimate is when the room held for the reservation will be
 // what it needs: the queue's admitted workloads free their quota by their
 // runtime bound (evicting ones at once), latest last. Zero when those with
-// a bound do not free enough.
+// a bound do not free enough, or when the quota is all held and the
+// workload waits for nodes in one topology domain (which workloads free
+// those is not estimated).
 func completionEstimate(s *Snapshot, q *QueueSnapshot, r *reservation) time.Time {
 	short := Usage{}
 	for fr, v := range r.need {
@@ -120,7 +164,7 @@ func completionEstimate(s *Snapshot, q *QueueSnapshot, r *reservation) time.Time
 		}
 	}
 	if len(short) == 0 {
-		return s.now
+		return time.Time{}
 	}
 	type ending struct {
 		at    time.Time
@@ -165,9 +209,9 @@ func completionEstimate(s *Snapshot, q *QueueSnapshot, r *reservation) time.Time
 func (c *cycle) decideBehind(s *Snapshot, q *QueueSnapshot, wl *Workload, r *reservation, deferBorrowing bool) (Decision, bool) {
 	backfill := r.backfills(s, q, wl)
 	if backfill {
-		r.release(q)
+		r.release(s, q)
 		defer func() {
-			r.hold(q)
+			r.hold(s, q)
 		}()
 	}
 	adm, mode, _ := Assign(s, q, wl)
@@ -177,6 +221,6 @@ func (c *cycle) decideBehind(s *Snapshot, q *QueueSnapshot, wl *Workload, r *res
 	case mode == Fit || mode == FitBorrow:
 		return c.admit(s, q, wl, adm), false
 	}
-	why := Pending{Kind: BehindReservation, ClusterQueue: q.Name, Workloads: []string{r.wl.Key}, By: r.completeAt}
+	why := Pending{Kind: BehindReservation, ClusterQueue: q.Name, Workloads: []string{r.wl.Key}, By: r.completeAt, Detail: r.waitsFor()}
 	return Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}, false
 }

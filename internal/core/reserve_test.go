@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/musterhq/muster/internal/topology"
 )
 
 // starvationQueue is a 16-GPU queue that never preempts, holding room for
@@ -163,5 +165,42 @@ func TestNoReservationForWhatNeverFits(t *testing.T) {
 	ds := cycleAt(c, epoch.Add(time.Hour), gpuWl("huge", 0, 0, 17, 1), gpuWl("small", 0, 60, 1, 1))
 	if ds["huge"].Pending.Kind == Reserved || ds["small"].Admission == nil {
 		t.Fatalf("huge %v, small admitted %v", ds["huge"].Pending.Kind, ds["small"].Admission != nil)
+	}
+}
+
+// TestReservationHoldsATopologyDomain: two racks with one free 8-GPU node
+// each; a 16-GPU workload required in one rack fits the quota but no rack.
+// Once it starves, the free node of the first rack is held for it: a small
+// job goes to the other rack (without the guard it takes the first), and
+// when the first rack's other node frees the big one fits there.
+func TestReservationHoldsATopologyDomain(t *testing.T) {
+	for _, guard := range []bool{false, true} {
+		cq := tasQueue("cq", 32)
+		if guard {
+			cq.StarvationAfter = 30 * time.Minute
+		}
+		c := tasCache(t, 1, 2, 2, cq)
+		c.SetNode(gpuNode("b1-r1-n2", 0))
+		c.SetNode(gpuNode("b1-r2-n2", 0))
+		big := tasWl("big", 0, 0, 2, 8, topology.Required, rackLabel)
+		small := tasWl("small", 0, 60, 1, 8, topology.Unconstrained, "")
+		small.PodSets[0].Topology = nil
+		s := c.Snapshot()
+		s.SetNow(epoch.Add(time.Hour))
+		ds := map[string]Decision{}
+		for _, d := range Schedule(s, map[string][]*Workload{"cq": {big, small}}) {
+			ds[d.Workload.Name] = d
+		}
+		d := ds["small"]
+		if d.Admission == nil {
+			t.Fatalf("guard %v: small not admitted: %s", guard, d.Message())
+		}
+		rack := d.Admission.PodSets[0].Placement.Assignment.Domains[0].Values[1]
+		if want := map[bool]string{false: "b1-r1", true: "b1-r2"}[guard]; rack != want {
+			t.Errorf("guard %v: small placed in %s, want %s", guard, rack, want)
+		}
+		if guard && ds["big"].Pending.Kind != Reserved {
+			t.Errorf("big: %v", ds["big"].Pending.Kind)
+		}
 	}
 }
