@@ -50,6 +50,10 @@ chart: ## Regenerate the parts of charts/muster that mirror config/ (CRDs, RBAC,
 	@mkdir -p charts/muster/files && cp config/prometheus/grafana-dashboard.json charts/muster/files/grafana-dashboard.json
 	@sed -n '/^spec:$$/,$$p' config/prometheus/rules.yaml | tail -n +2 | sed 's/^  //' > charts/muster/files/prometheus-rules.yaml
 
+.PHONY: sim
+sim: ## Replay the fairness simulation's traces (test/sim/traces) on the core and regenerate its plots and numbers in docs/images.
+	go run ./cmd/muster-sim -out docs/images
+
 .PHONY: fmt
 fmt: $(GOLANGCI_LINT) ## Format the code: gofmt, and goimports with the module as local prefix.
 	$(GOLANGCI_LINT) fmt
@@ -75,8 +79,8 @@ verify: manifests generate chart lint ## Fail if generated files (CRDs, RBAC, we
 test: envtest-assets test-unit test-integration ## Run all unit and integration tests (what CI runs).
 
 .PHONY: test-unit
-test-unit: ## Run unit tests (no API server).
-	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/)
+test-unit: ## Run unit tests (no API server), the fairness simulator's among them.
+	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/) ./test/sim/...
 
 .PHONY: test-integration
 test-integration: envtest-assets bench-bins ## Run integration tests against a real kube-apiserver and etcd (and the benchmark harness's smoke run).

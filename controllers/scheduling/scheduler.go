@@ -181,9 +181,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 		s.writes.stoppedAtBudget()
 		return
 	}
+	now := s.clock.Now()
+	s.state.Queues.UnparkDue(now)
 	heads, seq := s.state.Queues.Heads()
 	snapshot := s.state.Cache.Snapshot()
-	now := s.clock.Now()
 	snapshot.SetNow(now)
 	snapshot.LimitAdmissions(budget)
 	decisions := core.Schedule(snapshot, heads)
@@ -201,7 +202,8 @@ func (s *Scheduler) cycle(ctx context.Context) {
 			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 		}
 		if d.RetryAfter > 0 && !d.NeedsPreemption {
-			// A victim's minimum runtime ends then: try again.
+			// A victim's minimum runtime ends, or a parked workload
+			// starts starving, then: try again.
 			s.wake.after(ctx, d.RetryAfter)
 		}
 		if d.Evict != core.NoEviction {
@@ -321,7 +323,10 @@ func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload,
 // keepPending parks or keeps a workload that was not admitted and hands
 // its reason to the reason writer.
 func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
-	if d.Park {
+	switch {
+	case d.Park && d.RetryAfter > 0:
+		s.state.Queues.ParkUntil(d.Workload, seq, s.clock.Now().Add(d.RetryAfter))
+	case d.Park:
 		s.state.Queues.Park(d.Workload, seq)
 	}
 	s.reasons.set(d.Workload.Key, d.Pending)

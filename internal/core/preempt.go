@@ -290,7 +290,9 @@ func greedyMinimal(s *Snapshot, fc *fitCheck, short Usage, cands []candidate, bo
 // every cohort between it and the cohort it shares with the preemptor (a
 // queue borrowing only from its own sub-cohort, which stays within its
 // quota, uses nothing of the preemptor's); under fair sharing its share
-// must stay above the preemptor's once the preemptor is admitted.
+// must stay above the preemptor's once the preemptor is admitted, and,
+// with usage decay, the tournament must not favour it over the preemptor:
+// it would hand it the room back next cycle, to be preempted again.
 func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool {
 	borrowing := false
 	for fr := range short {
@@ -301,6 +303,9 @@ func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool
 	}
 	if !borrowing || !s.fairSharing {
 		return borrowing
+	}
+	if s.decay != nil && from.node.fairShare(s.decay) < q.node.fairShare(s.decay) {
+		return false
 	}
 	q.AddUsage(need)
 	after := q.node.share()

@@ -231,6 +231,35 @@ func (q *Queues) Park(decided *Workload, seq uint64) {
 	}
 }
 
+// ParkUntil parks as Park does, and has the queue tried again at the
+// latest at at, when the workload's wait alone changes what it is owed (it
+// starts starving): nothing else would wake it then.
+func (q *Queues) ParkUntil(decided *Workload, seq uint64, at time.Time) {
+	q.Park(decided, seq)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if pq, ok := q.queues[q.where[decided.Key]]; ok && (pq.unparkAt.IsZero() || at.Before(pq.unparkAt)) {
+		pq.unparkAt = at
+	}
+}
+
+// UnparkDue unparks the queues whose ParkUntil time has come; the
+// scheduler calls it before each cycle's Heads.
+func (q *Queues) UnparkDue(now time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var due []string
+	for name, pq := range q.queues {
+		if !pq.unparkAt.IsZero() && !pq.unparkAt.After(now) {
+			pq.unparkAt = time.Time{}
+			due = append(due, name)
+		}
+	}
+	if len(due) > 0 {
+		q.unpark(due...)
+	}
+}
+
 // Heads returns, per ClusterQueue, the workloads that are not parked, in
 // queue order, and the sequence number to park them with.
 func (q *Queues) Heads() (map[string][]*Workload, uint64) {
@@ -447,6 +476,9 @@ type pendingQueue struct {
 	// unparkDue defers an Unpark to the next Heads: the many releases
 	// between two cycles (every finished workload is one) unpark once.
 	unparkDue bool
+	// unparkAt is when a parked workload must be tried again even if
+	// nothing is released (it starts starving then; see ParkUntil).
+	unparkAt time.Time
 	// version counts the changes of membership or order; sorted is the
 	// queue order as of sortedAt, for readers of positions (Pending).
 	version, sortedAt uint64

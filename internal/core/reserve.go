@@ -55,6 +55,18 @@ func runtimeBound(q *QueueSnapshot, wl *Workload) time.Duration {
 	return q.MaxRuntime
 }
 
+// parkUntilStarving has a parked workload tried again when it starts
+// starving (RetryAfter; the scheduler parks it with Queues.ParkUntil): a
+// release may not come before, and later arrivals would take the room it
+// is owed from then.
+func parkUntilStarving(s *Snapshot, q *QueueSnapshot, wl *Workload, d Decision) Decision {
+	if !d.Park || q.StarvationAfter <= 0 || s.now.IsZero() || wl.Created.IsZero() || starving(s, q, wl) {
+		return d
+	}
+	d.RetryAfter = wl.Created.Add(q.StarvationAfter).Sub(s.now)
+	return d
+}
+
 // reserveIfStarving holds room for wl if it is starving and its queue
 // holds none yet (the first starving workload in the queue's order gets it).
 func (c *cycle) reserveIfStarving(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *NoFit) (Decision, bool) {

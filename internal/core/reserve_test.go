@@ -204,3 +204,44 @@ func TestReservationHoldsATopologyDomain(t *testing.T) {
 		}
 	}
 }
+
+// TestParkedUntilItStarves: a workload that does not fit in a guarded
+// queue is parked until its threshold (RetryAfter), and the queues give it
+// back at that time even if nothing is released, so the cycle then holds
+// its room before later arrivals take it.
+func TestParkedUntilItStarves(t *testing.T) {
+	tr := NewTracker()
+	tr.Cache.UpsertFlavor(&Flavor{Name: "a100"})
+	cq := gpuQueue("cq", gpus("a100", 16))
+	cq.StarvationAfter = 30 * time.Minute
+	tr.UpsertClusterQueue(cq)
+	tr.Queues.UpsertLocalQueue("ns", "lq", "cq")
+	hold := admitted(gpuWl("hold", 0, 0, 1, 8), "cq", "a100")
+	tr.Apply(PhaseHolding, hold)
+	big := gpuWl("big", 0, 0, 16, 1)
+	tr.Apply(PhasePending, big)
+
+	now := epoch.Add(time.Minute)
+	heads, seq := tr.Queues.Heads()
+	s := tr.Cache.Snapshot()
+	s.SetNow(now)
+	d := Schedule(s, heads)[0]
+	if !d.Park || d.RetryAfter != 29*time.Minute {
+		t.Fatalf("parked %v, retry after %s; want parked for 29m", d.Park, d.RetryAfter)
+	}
+	tr.Queues.ParkUntil(d.Workload, seq, now.Add(d.RetryAfter))
+	tr.Queues.UnparkDue(now.Add(20 * time.Minute))
+	if heads, _ := tr.Queues.Heads(); len(heads) != 0 {
+		t.Fatalf("unparked before its time: %v", heads)
+	}
+	tr.Queues.UnparkDue(now.Add(29 * time.Minute))
+	heads, _ = tr.Queues.Heads()
+	if len(heads["cq"]) != 1 {
+		t.Fatalf("not unparked when it starves: %v", heads)
+	}
+	s = tr.Cache.Snapshot()
+	s.SetNow(now.Add(29 * time.Minute))
+	if d := Schedule(s, heads)[0]; d.Pending.Kind != Reserved || d.Park {
+		t.Errorf("at its threshold: %v, parked %v", d.Pending.Kind, d.Park)
+	}
+}

@@ -28,7 +28,9 @@ type Decision struct {
 	// changes (BestEffortFIFO, or an inactive queue).
 	Park bool
 	// NeedsPreemption is true when the workload fits only by preempting but
-	// holds its room a while first; RetryAfter is when it may preempt.
+	// holds its room a while first; RetryAfter is when it may preempt, or
+	// when a protected victim may go, or, for a parked workload, when it
+	// starts starving (park it with Queues.ParkUntil).
 	NeedsPreemption bool
 	RetryAfter      time.Duration
 }
@@ -151,9 +153,32 @@ func countAdmission(d *Decision) int {
 }
 
 // scheduleFair picks, one at a time, the head of the queue that wins the
-// fair-sharing tournament of its cohort tree.
+// fair-sharing tournament of its cohort tree. As in schedulePriority,
+// workloads that fit within their queue's nominal quota go first and those
+// that must borrow are decided after, in a second tournament: otherwise a
+// borrower whose (decayed) share is lowest would take the room a queue
+// below its nominal quota just reclaimed for its own pending workload, be
+// reclaimed again, and so on, every cycle.
 func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decision {
-	os := orders(s, heads)
+	deferred := map[string][]*Workload{}
+	decisions, admitted, stopped := fairRounds(s, orders(s, heads), c, true, 0, func(q *QueueSnapshot, wl *Workload) {
+		deferred[q.Name] = append(deferred[q.Name], wl)
+	})
+	if stopped || len(deferred) == 0 {
+		return decisions
+	}
+	more, _, _ := fairRounds(s, orders(s, deferred), c, false, admitted, nil)
+	return append(decisions, more...)
+}
+
+// fairRounds runs the tournament until no queue has a candidate left: the
+// trees take turns, one decision each, so that a cycle stopped at its
+// admission limit does not always serve the same trees first. With
+// deferBorrowing, a workload that must borrow is handed to deferTo, and
+// so is the rest of its queue, which priority keeps behind it. It returns
+// the decisions, the admissions so far, and whether the limit stopped it.
+func fairRounds(s *Snapshot, os map[string]*order, c *cycle, deferBorrowing bool, admitted int,
+	deferTo func(*QueueSnapshot, *Workload)) ([]Decision, int, bool) {
 	roots := map[*node]bool{}
 	for cq := range os {
 		roots[s.Queue(cq).node.root()] = true
@@ -163,10 +188,8 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 		ordered = append(ordered, r)
 	}
 	sort.Slice(ordered, func(i, j int) bool { return ordered[i].name < ordered[j].name })
-	// The trees take turns, one decision each, so that a cycle stopped at
-	// its admission limit does not always serve the same trees first.
 	var decisions []Decision
-	admitted := 0
+	held := map[string]bool{}
 	for len(ordered) > 0 {
 		live := ordered[:0]
 		for _, root := range ordered {
@@ -175,19 +198,29 @@ func scheduleFair(s *Snapshot, heads map[string][]*Workload, c *cycle) []Decisio
 				continue
 			}
 			if !s.admissionsLeft(admitted) {
-				return decisions
+				return decisions, admitted, true
 			}
 			o := os[q.Name]
 			wl := o.peek()
-			d, _ := c.decide(s, q, wl, false)
+			live = append(live, root)
+			if held[q.Name] {
+				o.pop(wl)
+				deferTo(q, wl)
+				continue
+			}
+			d, borrows := c.decide(s, q, wl, deferBorrowing)
 			o.pop(wl)
+			if borrows {
+				held[q.Name] = true
+				deferTo(q, wl)
+				continue
+			}
 			decisions = append(decisions, d)
 			admitted += countAdmission(&d)
-			live = append(live, root)
 		}
 		ordered = live
 	}
-	return decisions
+	return decisions, admitted, false
 }
 
 // cycle is what one scheduling cycle remembers between decisions.
@@ -242,7 +275,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	class := q.Name + "/" + wl.shapeKey()
 	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
 		c.block(q, wl)
-		return Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == BestEffortFIFO}, false
+		return parkUntilStarving(s, q, wl, Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == BestEffortFIFO}), false
 	}
 	adm, mode, noFit := Assign(s, q, wl)
 	switch mode {
@@ -291,7 +324,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	c.block(q, wl)
 	why := Pending{Kind: NoQuota, NoFit: noFit}
 	c.failed[class] = failure{priority: wl.Priority, pending: why}
-	return Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}, false
+	return parkUntilStarving(s, q, wl, Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}), false
 }
 
 // admit takes the admission's quota and placements in the snapshot.
