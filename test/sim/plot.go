@@ -229,7 +229,7 @@ func addWindow(p *plot.Plot, label string, from, to time.Duration) error {
 		return err
 	}
 	poly.Color = color.Gray{Y: 232}
-	poly.LineStyle.Width = 0
+	poly.Width = 0
 	p.Add(poly)
 	p.Legend.Add(label, poly)
 	return nil
