@@ -41,10 +41,11 @@ func starvationWorld(t *testing.T, afterSeconds int32, mutate ...func(*musterv1b
 // of 1-GPU Jobs. Without the guard, each GPU that frees goes to the next
 // 1-GPU Job (Kueue's BestEffortFIFO). With starvation.afterSeconds, once the
 // big Job has waited that long every freed GPU is held for it, the 1-GPU
-// Jobs that keep arriving wait behind it saying so, and it runs when the
-// last of the first four finishes.
+// Jobs that keep arriving wait behind it saying so — also after a manager
+// restart midway, which holds the same room (nothing about it is written)
+// — and it runs when the last of the first four finishes.
 func TestStarvingJobGetsInWhileSmallJobsArrive(t *testing.T) {
-	env.StartManager(t)
+	mgr := env.StartManager(t)
 	t.Run("without the guard", func(t *testing.T) {
 		w, small := starvationWorld(t, 0)
 		big := w.job("big", "a", "4")
@@ -63,6 +64,9 @@ func TestStarvingJobGetsInWhileSmallJobsArrive(t *testing.T) {
 		time.Sleep(3 * time.Second)
 		var arrivals []*batchv1.Job
 		for i := range 3 {
+			if i == 2 {
+				mgr = env.Restart(t, mgr)
+			}
 			env.CompleteJob(t, small[i])
 			next := w.job(fmt.Sprintf("s%d", 4+i), "a", "1")
 			create(t, next)
