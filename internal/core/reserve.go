@@ -22,6 +22,7 @@ package core
 
 import (
 	"sort"
+	"strconv"
 	"time"
 )
 
@@ -220,6 +221,14 @@ func completionEstimate(s *Snapshot, q *QueueSnapshot, r *reservation) time.Time
 // starving workload's).
 func (c *cycle) decideBehind(s *Snapshot, q *QueueSnapshot, wl *Workload, r *reservation, deferBorrowing bool) (Decision, bool) {
 	backfill := r.backfills(s, q, wl)
+	// As in decide: the room only shrinks during a cycle, so later
+	// workloads of a shape that did not fit (as a backfill or not) and no
+	// higher priority fail alike, and a long queue behind a reservation
+	// costs one attempt per shape.
+	class := q.Name + "/behind/" + strconv.FormatBool(backfill) + "/" + wl.shapeKey()
+	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
+		return Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == BestEffortFIFO}, false
+	}
 	if backfill {
 		r.release(s, q)
 		defer func() {
@@ -234,5 +243,6 @@ func (c *cycle) decideBehind(s *Snapshot, q *QueueSnapshot, wl *Workload, r *res
 		return c.admit(s, q, wl, adm), false
 	}
 	why := Pending{Kind: BehindReservation, ClusterQueue: q.Name, Workloads: []string{r.wl.Key}, By: r.completeAt, Detail: r.waitsFor()}
+	c.failed[class] = failure{priority: wl.Priority, pending: why}
 	return Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}, false
 }
