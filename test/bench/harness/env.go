@@ -71,6 +71,10 @@ func StartAPIServer(dir, crdDir string) (*APIServer, error) {
 	args.Set("audit-log-path", a.AuditLog)
 	args.Set("audit-log-mode", "batch")
 	args.Set("audit-log-format", "json")
+	// Never rotate: the write counts read this one file, and the API
+	// server's default rotates it at 100 MB, which a 100k-workload sweep
+	// or the steady mix exceed (their writes were undercounted before).
+	args.Set("audit-log-maxsize", "1000000")
 	cfg, err := a.env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting the API server: %w", err)

@@ -43,8 +43,13 @@ type SweepParams struct {
 	// Probes are submitted one every ProbeInterval.
 	Probes        int
 	ProbeInterval time.Duration
-	// IdleWindow is how long idle CPU and writes are measured.
-	IdleWindow time.Duration
+	// IdleWindow is how long idle CPU and writes are measured, IdleDelay
+	// after the target settled: the last write is not the end of the work
+	// it causes (its own watch events come back to be reconciled).
+	IdleWindow, IdleDelay time.Duration
+	// ProfileIdle saves a CPU profile of the target over the idle window,
+	// and a heap profile after it, into the run's directory.
+	ProfileIdle bool
 	// The target has settled after SettleQuiet without a write; the wait
 	// gives up after SettleCap.
 	SettleQuiet, SettleCap time.Duration
@@ -82,7 +87,15 @@ func Sweep(ctx context.Context, t Target, depth int, mode, dir string, p SweepPa
 	if err := createQueues(ctx, api, t, plan); err != nil {
 		return nil, err
 	}
-	proc, err := StartProcess(t, Launch{Dir: dir, Kubeconfig: api.TargetKubeconfig, QPS: qps, Burst: burst})
+	pprofAddr := ""
+	if p.ProfileIdle {
+		port, err := freeLoopbackPort()
+		if err != nil {
+			return nil, err
+		}
+		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	proc, err := StartProcess(t, Launch{Dir: dir, Kubeconfig: api.TargetKubeconfig, QPS: qps, Burst: burst, Pprof: pprofAddr})
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +118,18 @@ func Sweep(ctx context.Context, t Target, depth int, mode, dir string, p SweepPa
 	audit := &auditTail{path: api.AuditLog}
 	if err := settle(ctx, audit, proc, p, res); err != nil {
 		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(p.IdleDelay):
+	}
+	if pprofAddr != "" {
+		go func() {
+			base := "http://" + pprofAddr + "/debug/pprof/"
+			save(ctx, fmt.Sprintf("%sprofile?seconds=%d", base, int(p.IdleWindow.Seconds())), filepath.Join(dir, "idle-cpu.pprof"))
+			save(ctx, base+"heap", filepath.Join(dir, "idle-heap.pprof"))
+		}()
 	}
 	if err := measureIdle(ctx, audit, proc, p.IdleWindow, res); err != nil {
 		return nil, err
@@ -245,6 +270,9 @@ func (a *auditTail) newWrites() (int, error) {
 		return 0, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() < a.offset {
+		return 0, fmt.Errorf("audit log %s shrank below what was read (rotated?): write counts would be wrong", a.path)
+	}
 	if _, err := f.Seek(a.offset, io.SeekStart); err != nil {
 		return 0, err
 	}

@@ -128,6 +128,8 @@ func sweepCmd(ctx context.Context, args []string) error {
 	c.bind(fs)
 	depths := fs.String("depths", "1000,10000,100000", "Pending depths.")
 	mode := fs.String("mode", harness.Unthrottled, "Client limits mode.")
+	idleDelay := fs.Duration("idle-delay", 0, "How long after the target settled (no write for 10 s) its idle CPU is measured.")
+	profileIdle := fs.Bool("profile-idle", false, "Save CPU and heap profiles of the target over its idle window (runs/*/idle-{cpu,heap}.pprof).")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
@@ -141,7 +143,9 @@ func sweepCmd(ctx context.Context, args []string) error {
 		}
 		ds = append(ds, n)
 	}
-	return harness.SweepAndReport(ctx, targets, ds, *mode, c.out, harness.DefaultSweepParams, os.Stdout)
+	params := harness.DefaultSweepParams
+	params.IdleDelay, params.ProfileIdle = *idleDelay, *profileIdle
+	return harness.SweepAndReport(ctx, targets, ds, *mode, c.out, params, os.Stdout)
 }
 
 func reportCmd(args []string) error {
