@@ -106,6 +106,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
 		return ctrl.Result{}, err
 	}
+	if wrote, err := r.finishDeactivation(ctx, wl); wrote || err != nil {
+		return ctrl.Result{}, err
+	}
 	var untilMaxTime time.Duration
 	if workload.HasQuotaReservation(wl) && !workload.IsEvicted(wl) {
 		left, deactivated, err := r.enforceMaxExecutionTime(ctx, wl)

@@ -188,3 +188,21 @@ func TestReconcilerFinishesTheWorkloadOfAFinishedJob(t *testing.T) {
 	g.Expect(c.Reason).To(Equal(musterv1beta1.ReasonSucceeded))
 	g.Expect(wl.Finalizers).NotTo(ContainElement(musterv1beta1.ResourceInUseFinalizer), "the quota is released")
 }
+
+// TestReconcilerFinishesADeactivationWhoseSpecWriteFailed: the status says
+// evicted past the maximum execution time but spec.active is still true
+// (the second write failed): the next reconcile deactivates it, so the
+// job is not requeued with a fresh allowance.
+func TestReconcilerFinishesADeactivationWhoseSpecWriteFailed(t *testing.T) {
+	g := NewWithT(t)
+	j := gpuJob(true)
+	e := newReconcilerEnv(t, j, a100())
+	e.start(t, j)
+	wl := e.workloads(t)[0]
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
+		Reason: musterv1beta1.ReasonMaximumExecutionTimeExceeded, Message: "past its maximum execution time"})
+	g.Expect(e.c.Status().Update(context.Background(), &wl)).To(Succeed())
+	e.reconcile(t, j)
+	wl = e.workloads(t)[0]
+	g.Expect(ptr.Deref(wl.Spec.Active, true)).To(BeFalse(), "deactivated")
+}

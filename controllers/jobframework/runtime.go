@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -76,6 +77,17 @@ func validateRuntimeBound(obj client.Object, opts Options) field.ErrorList {
 	return errs
 }
 
+// runtimeBoundChanged reports whether an update touches the labels or the
+// annotation a runtime bound is read from.
+func runtimeBoundChanged(oldObj, newObj client.Object) bool {
+	for _, l := range []string{MaxExecTimeLabel, kueueMaxExecTimeLabel} {
+		if oldObj.GetLabels()[l] != newObj.GetLabels()[l] {
+			return true
+		}
+	}
+	return oldObj.GetAnnotations()[MaxRuntimeAnnotation] != newObj.GetAnnotations()[MaxRuntimeAnnotation]
+}
+
 // enforceMaxExecutionTime deactivates an admitted workload that has held
 // quota longer than its maximum execution time (its own, else its
 // ClusterQueue's), and otherwise says when to look again.
@@ -104,6 +116,19 @@ func (r *Reconciler[T]) enforceMaxExecutionTime(ctx context.Context, wl *musterv
 	r.recorder.Eventf(wl, nil, "Warning", musterv1beta1.ReasonMaximumExecutionTimeExceeded, "Deactivate", msg)
 	log.FromContext(ctx).Info("Deactivated workload past its maximum execution time", "workload", klog.KObj(wl), "limit", limit)
 	return 0, true, nil
+}
+
+// finishDeactivation completes a deactivation past the maximum execution
+// time whose second write (spec.active=false) failed: the status says
+// evicted for it while the quota is still held, but the workload is
+// active. It reports whether it wrote.
+func (r *Reconciler[T]) finishDeactivation(ctx context.Context, wl *musterv1beta1.Workload) (bool, error) {
+	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+	if !workload.IsEvicting(wl) || !workload.IsActive(wl) || c == nil || c.Reason != musterv1beta1.ReasonMaximumExecutionTimeExceeded {
+		return false, nil
+	}
+	wl.Spec.Active = ptr.To(false)
+	return true, r.client.Update(ctx, wl)
 }
 
 // maxExecutionTimeOf is the workload's own maximum execution time, else

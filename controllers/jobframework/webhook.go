@@ -73,13 +73,20 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 	if gated, err := w.gated(ctx, obj); !gated || err != nil {
 		return err
 	}
-	return w.validateShape(obj)
+	return w.validateShape(obj, true)
 }
 
-// validateShape applies the kind's own rules to a gated job.
-func (w *JobWebhook[T]) validateShape(obj T) error {
+// validateShape applies the kind's own rules to a gated job, and checks
+// its runtime bound when asked: on an update only if the bound changed, so
+// a job that got past the webhook with a malformed one (created while it
+// was down, or before an upgrade; its workload ignores the bound) can
+// still be started and stopped by the reconciler.
+func (w *JobWebhook[T]) validateShape(obj T, checkBound bool) error {
 	job := w.kind.Adapt(obj)
-	errs := append(validateTopology(job), validateRuntimeBound(obj, w.opts)...)
+	errs := validateTopology(job)
+	if checkBound {
+		errs = append(errs, validateRuntimeBound(obj, w.opts)...)
+	}
 	if v, ok := job.(JobWithValidation); ok {
 		errs = append(errs, v.ValidateQueued()...)
 	}
@@ -96,7 +103,7 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 		return nil, err
 	}
 	if QueueName(newObj, w.opts) != "" {
-		if err := w.validateShape(newObj); err != nil {
+		if err := w.validateShape(newObj, runtimeBoundChanged(oldObj, newObj)); err != nil {
 			return nil, err
 		}
 	}

@@ -134,3 +134,25 @@ func TestWebhookAppliesTheKindsValidationToQueuedJobs(t *testing.T) {
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 	g.Expect(err.Error()).To(ContainSubstring("spec.enableInTreeAutoscaling"))
 }
+
+// TestWebhookChecksTheRuntimeBoundOnlyWhenItChanges: a malformed bound is
+// refused at submission and when an update sets it, but a job that got
+// past the webhook with one (created while it was down) can still be
+// started and stopped: the reconciler's updates do not touch it.
+func TestWebhookChecksTheRuntimeBoundOnlyWhenItChanges(t *testing.T) {
+	g := NewWithT(t)
+	w := jobframework.NewWebhook(job.Kind, jobframework.Options{}, fakeReader(t))
+	bad := queuedJob("main", true)
+	bad.Annotations = map[string]string{jobframework.MaxRuntimeAnnotation: "soon"}
+	_, err := w.ValidateCreate(context.Background(), bad)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "refused at submission: %v", err)
+
+	started := bad.DeepCopy()
+	started.Spec.Suspend = ptr.To(false)
+	_, err = w.ValidateUpdate(context.Background(), bad, started)
+	g.Expect(err).NotTo(HaveOccurred(), "the reconciler starts it")
+
+	good := queuedJob("main", true)
+	_, err = w.ValidateUpdate(context.Background(), good, bad)
+	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "an update that sets a malformed bound is refused: %v", err)
+}

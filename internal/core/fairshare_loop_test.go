@@ -80,3 +80,44 @@ func TestDecayedFairSharingDoesNotPreemptWhomItServes(t *testing.T) {
 		}
 	}
 }
+
+// TestDecayedFairSharingStillReclaimsNominalQuota: "a" (nominal 4) ran the
+// pool's 8 GPUs for three hours, so its decayed share is far above b's;
+// then b (nominal 4) borrowed a's 4. A workload of a within a's nominal
+// quota takes it back: guaranteed quota is reclaimed whatever a queue ran
+// in the past (Kueue's guarantee). Only a borrowing preemptor defers to the
+// decayed order (TestDecayedFairSharingDoesNotPreemptWhomItServes).
+func TestDecayedFairSharingStillReclaimsNominalQuota(t *testing.T) {
+	a, b := inCohort(gpuQueue("a", gpus("a100", 4)), "pool"), inCohort(gpuQueue("b", gpus("a100", 4)), "pool")
+	a.Preemption = Preemption{ReclaimWithinCohort: PreemptAny}
+	b.Preemption = Preemption{ReclaimWithinCohort: PreemptAny}
+	c := cacheWith([]*ClusterQueue{a, b}, "a100")
+	c.UpsertCohort(&Cohort{Name: "pool", Weight: 1000})
+	c.SetFairSharing(true)
+	c.SetUsageDecay(DecayConfig{HalfLife: time.Hour}, 5*time.Minute)
+	ran := backlog("a", 8, 0)
+	for _, w := range ran {
+		c.AddOrUpdateWorkload(admitted(w, "a", "a100"))
+	}
+	now := epoch
+	for range 36 {
+		now = now.Add(5 * time.Minute)
+		c.SampleUsage(now)
+	}
+	for _, w := range ran {
+		c.DeleteWorkload(w.Key)
+	}
+	for _, w := range backlog("b", 8, 100) {
+		c.AddOrUpdateWorkload(admitted(w, "b", "a100"))
+	}
+	s := c.Snapshot()
+	s.SetNow(now.Add(time.Minute))
+	ds := Schedule(s, map[string][]*Workload{"a": {gpuWl("a-next", 0, 200, 1, 4)}})
+	victims := 0
+	for _, d := range ds {
+		victims += len(d.Victims)
+	}
+	if victims != 4 {
+		t.Errorf("%d victims, want b's 4 borrowed workloads preempted for a's nominal quota", victims)
+	}
+}

@@ -10,8 +10,10 @@ package core
 // to divide by.
 
 import (
+	"cmp"
 	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -100,6 +102,10 @@ func (c *Cache) lqScoreLocked(key string) float64 {
 	return weightedScore(amounts, c.localQueueWeight(key), cfg)
 }
 
+func compareFlavorResource(a, b FlavorResource) int {
+	return cmp.Or(cmp.Compare(a.Flavor, b.Flavor), cmp.Compare(a.Resource, b.Resource))
+}
+
 func (c *Cache) localQueueWeight(key string) int64 {
 	if w, ok := c.lqWeight[key]; ok {
 		return w
@@ -111,7 +117,10 @@ func (c *Cache) localQueueWeight(key string) int64 {
 // and divides by the weight; weight 0 is last.
 func weightedScore(amounts map[FlavorResource]float64, weight int64, cfg DecayConfig) float64 {
 	var sum float64
-	for fr, v := range amounts {
+	// In a fixed order: a float sum depends on it, and ties between
+	// LocalQueues must not be decided by rounding.
+	for _, fr := range slices.SortedFunc(maps.Keys(amounts), compareFlavorResource) {
+		v := amounts[fr]
 		if MilliUnits(fr.Resource) {
 			v /= 1000
 		}
@@ -205,8 +214,18 @@ func (c *Cache) snapshotLocalQueues(s *Snapshot) {
 	}
 }
 
-// lqScore is a LocalQueue's score in the cycle: unused LocalQueues score 0.
-func (s *Snapshot) lqScore(key string) float64 { return s.lqScores[key] }
+// lqScore is a LocalQueue's score in the cycle: unused LocalQueues score
+// 0, but one of weight 0 always comes last, used or not (as its status and
+// the visibility API say).
+func (s *Snapshot) lqScore(key string) float64 {
+	if v, ok := s.lqScores[key]; ok {
+		return v
+	}
+	if w, ok := s.lqWeights[key]; ok && w <= 0 {
+		return math.Inf(1)
+	}
+	return 0
+}
 
 // countLocalQueueAdmission raises the score of the admitted workload's
 // LocalQueue, so the cycle's next pick in its queue sees it: by the whole

@@ -180,3 +180,15 @@ func TestInAdmissionOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionFairSharingWeightZeroComesLast: a LocalQueue of weight 0
+// comes after a used one even when it has used nothing (its status and
+// the visibility API say "last" too).
+func TestAdmissionFairSharingWeightZeroComesLast(t *testing.T) {
+	c := afsQueue(true)
+	c.SetLocalQueueWeight("ns/z", 0)
+	c.AddOrUpdateWorkload(admitted(lqWl("a0", "a", 0, 6), "cq", "a100"))
+	if got := admittedNames(c, lqWl("z1", "z", 1, 2), lqWl("a1", "a", 2, 2)); !slices.Equal(got, []string{"a1"}) {
+		t.Errorf("admitted %v, want [a1]: weight 0 goes last", got)
+	}
+}

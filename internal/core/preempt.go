@@ -291,8 +291,9 @@ func greedyMinimal(s *Snapshot, fc *fitCheck, short Usage, cands []candidate, bo
 // queue borrowing only from its own sub-cohort, which stays within its
 // quota, uses nothing of the preemptor's); under fair sharing its share
 // must stay above the preemptor's once the preemptor is admitted, and,
-// with usage decay, the tournament must not favour it over the preemptor:
-// it would hand it the room back next cycle, to be preempted again.
+// with usage decay, when the preemptor would borrow, the tournament must
+// not favour it over the preemptor: it would hand it the room back next
+// cycle, to be preempted again.
 func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool {
 	borrowing := false
 	for fr := range short {
@@ -304,12 +305,15 @@ func mayReclaimFrom(s *Snapshot, q, from *QueueSnapshot, need, short Usage) bool
 	if !borrowing || !s.fairSharing {
 		return borrowing
 	}
-	if s.decay != nil && from.node.fairShare(s.decay) < q.node.fairShare(s.decay) {
-		return false
-	}
 	q.AddUsage(need)
 	after := q.node.share()
 	q.RemoveUsage(need)
+	// A preemptor that stays within its nominal quota (share 0) takes back
+	// what is guaranteed to it whatever its queue ran in the past; only a
+	// borrowing one defers to the tournament's decayed order.
+	if after > 0 && s.decay != nil && from.node.fairShare(s.decay) < q.node.fairShare(s.decay) {
+		return false
+	}
 	return from.node.share() > after
 }
 

@@ -79,10 +79,11 @@ func (c *cycle) reserveIfStarving(s *Snapshot, q *QueueSnapshot, wl *Workload, n
 
 // reserveFor holds room for a starving workload that does not fit now, on
 // the flavors it would be admitted on once enough frees. It returns false
-// when the workload could never fit its queue (nothing worth holding).
+// when the workload could never fit its queue, or only by borrowing
+// (nothing worth holding).
 func (c *cycle) reserveFor(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *NoFit) (Decision, bool) {
 	adm, mode, _ := assignUntilFree(s, q, wl)
-	if adm == nil || mode == Unfit {
+	if adm == nil || mode == Unfit || !nominalCouldHold(q, adm.Usage()) {
 		return Decision{}, false
 	}
 	r := &reservation{wl: wl, adm: adm, need: adm.Usage()}
@@ -95,6 +96,21 @@ func (c *cycle) reserveFor(s *Snapshot, q *QueueSnapshot, wl *Workload, noFit *N
 	}
 	return Decision{Workload: wl, Pending: Pending{Kind: Reserved, ClusterQueue: q.Name, Wait: q.StarvationAfter,
 		By: r.completeAt, Detail: r.waitsFor(), NoFit: noFit}}, true
+}
+
+// nominalCouldHold reports whether the queue's nominal quota alone could
+// hold the usage, with nothing else admitted. A workload that needs more can only run on room its cohort
+// lends, which no room held in its own queue makes come: holding that
+// would idle the queue's quota, with nothing able to backfill (when the
+// rest frees is not the queue's to say), for as long as the other queues
+// keep their own quota.
+func nominalCouldHold(q *QueueSnapshot, need Usage) bool {
+	for fr, v := range need {
+		if v > q.Nominal(fr) {
+			return false
+		}
+	}
+	return true
 }
 
 // hold sets aside what is free of the queue's nominal quota, up to what

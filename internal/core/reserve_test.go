@@ -245,3 +245,36 @@ func TestParkedUntilItStarves(t *testing.T) {
 		t.Errorf("at its threshold: %v, parked %v", d.Pending.Kind, d.Park)
 	}
 }
+
+// TestNoReservationForWhatOnlyBorrowingFits: queue a (nominal 8) has a
+// starving 12-GPU workload that could run only on 4 GPUs its cohort lends,
+// while sibling b keeps its own 8 in use. Holding a's 8 would idle them for
+// as long as b keeps its quota, with nothing able to backfill; so nothing
+// is held and a's 1-GPU workload runs.
+func TestNoReservationForWhatOnlyBorrowingFits(t *testing.T) {
+	a, b := inCohort(gpuQueue("a", gpus("a100", 8)), "co"), inCohort(gpuQueue("b", gpus("a100", 8)), "co")
+	a.StarvationAfter = 30 * time.Minute
+	c := cacheWith([]*ClusterQueue{a, b}, "a100")
+	c.AddOrUpdateWorkload(admitted(gpuWl("b-run", 0, 0, 8, 1), "b", "a100"))
+	s := c.Snapshot()
+	s.SetNow(epoch.Add(time.Hour))
+	ds := map[string]*Decision{}
+	for _, d := range Schedule(s, map[string][]*Workload{"a": {gpuWl("big", 0, 0, 12, 1), gpuWl("small", 0, 60, 1, 1)}}) {
+		ds[d.Workload.Name] = &d
+	}
+	if ds["big"].Pending.Kind == Reserved || ds["small"].Admission == nil {
+		t.Fatalf("big %v, small admitted %v: %s", ds["big"].Pending.Kind, ds["small"].Admission != nil, ds["small"].Message())
+	}
+}
+
+// TestStarvingWorkloadReservesAfterItsShapeFailed: a younger 16-GPU
+// workload of higher priority fails first in the cycle; the starving one
+// of the same shape behind it still gets its room held, instead of being
+// parked with the shape's failure (which would delay the guard).
+func TestStarvingWorkloadReservesAfterItsShapeFailed(t *testing.T) {
+	c := starvationQueue(0)
+	ds := cycleAt(c, epoch.Add(time.Hour), gpuWl("urgent", 10, 3000, 16, 1), gpuWl("starving", 0, 0, 16, 1))
+	if d := ds["starving"]; d.Pending.Kind != Reserved || d.Park {
+		t.Fatalf("starving: %v parked %v, want Reserved and not parked", d.Pending.Kind, d.Park)
+	}
+}

@@ -250,6 +250,10 @@ type cycle struct {
 type failure struct {
 	priority int32
 	pending  Pending
+	// starving says the workload that failed was starving, so no room
+	// could be held for its shape either: a later starving one of the
+	// same shape is not tried again for a reservation.
+	starving bool
 }
 
 // decide admits the workload if it fits, plans preemption if it fits only
@@ -273,7 +277,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 		return c.decideBehind(s, q, wl, r, deferBorrowing)
 	}
 	class := q.Name + "/" + wl.shapeKey()
-	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
+	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority && (f.starving || !starving(s, q, wl)) {
 		c.block(q, wl)
 		return parkUntilStarving(s, q, wl, Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == BestEffortFIFO}), false
 	}
@@ -323,7 +327,7 @@ func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowi
 	}
 	c.block(q, wl)
 	why := Pending{Kind: NoQuota, NoFit: noFit}
-	c.failed[class] = failure{priority: wl.Priority, pending: why}
+	c.failed[class] = failure{priority: wl.Priority, pending: why, starving: starving(s, q, wl)}
 	return parkUntilStarving(s, q, wl, Decision{Workload: wl, Pending: why, Park: q.Strategy == BestEffortFIFO}), false
 }
 

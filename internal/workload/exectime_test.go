@@ -39,8 +39,23 @@ func TestDeactivationForTimeResetsTheAllowance(t *testing.T) {
 	past := int32(300)
 	wl.Status.AccumulatedPastExecutionTimeSeconds = &past
 	Deactivate(wl, musterv1beta1.ReasonMaximumExecutionTimeExceeded, "too long", t0.Add(time.Minute))
+	inactive := false
+	wl.Spec.Active = &inactive
 	Requeue(wl, t0.Add(2*time.Minute))
 	if wl.Status.AccumulatedPastExecutionTimeSeconds != nil {
 		t.Fatalf("accumulated %d after deactivation for time, want none", *wl.Status.AccumulatedPastExecutionTimeSeconds)
+	}
+}
+
+// TestEvictionForTimeStillActiveKeepsTheAllowanceUsed: when the second
+// write of a deactivation (spec.active=false) failed and the quota is
+// released anyway, the workload keeps the time it used: requeued, it is
+// past its bound at once instead of running a whole new allowance.
+func TestEvictionForTimeStillActiveKeepsTheAllowanceUsed(t *testing.T) {
+	wl := admitted() // reserved at t0
+	Deactivate(wl, musterv1beta1.ReasonMaximumExecutionTimeExceeded, "too long", t0.Add(time.Minute))
+	Requeue(wl, t0.Add(2*time.Minute))
+	if got := pastSeconds(wl); got != 120 {
+		t.Fatalf("accumulated %ds, want 120", got)
 	}
 }

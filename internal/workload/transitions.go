@@ -120,8 +120,10 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
 		msg, reason = "Requeued after eviction: "+c.Message, c.Reason
 	}
-	if reason == musterv1beta1.ReasonMaximumExecutionTimeExceeded {
+	if reason == musterv1beta1.ReasonMaximumExecutionTimeExceeded && !IsActive(wl) {
 		// As in Kueue: a user who reactivates it gives it a new allowance.
+		// (Still active, the deactivation's spec write did not land: it
+		// keeps the time used, so it is past its bound again at once.)
 		wl.Status.AccumulatedPastExecutionTimeSeconds = nil
 	} else {
 		accumulateExecutionTime(wl, now)

@@ -158,6 +158,29 @@ func TestMaximumExecutionTime(t *testing.T) {
 	}
 }
 
+// TestMaximumExecutionTimeSetOnTheQueueLater: a running Job with no bound
+// of its own is deactivated once its ClusterQueue gets a default it is
+// already past — not only at the next reconcile that happens to come.
+func TestMaximumExecutionTimeSetOnTheQueueLater(t *testing.T) {
+	env.StartManager(t)
+	w := newWorld(t)
+	cq := w.queue(t, "a", "4", func(cq *musterv1beta1.ClusterQueue) { cq.Spec.Cohort = "" })
+	j := w.job("unbounded", "a", "1")
+	create(t, j)
+	running(t, j)
+	time.Sleep(2 * time.Second) // past the bound set below
+	g := NewWithT(t)
+	g.Eventually(func() error {
+		obj := clusterQueue(g, cq)
+		obj.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](1)
+		return env.Client.Update(context.Background(), obj)
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(framework.IsSuspended(env.GetJob(g, j))).To(BeTrue())
+		g.Expect(env.WorkloadOfJob(g, j).Spec.Active).To(HaveValue(BeFalse()))
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
 // TestMinRuntimeOfAWorkloadPriorityClass: a victim whose
 // WorkloadPriorityClass sets preemption.minRuntimeSeconds is not preempted
 // before it has run that long, in a queue that sets none.
