@@ -34,7 +34,15 @@ const (
 	ReasonStarted         = "Started"
 	ReasonStopped         = "Stopped"
 	ReasonFinished        = "Finished"
+	// ReasonWorkloadComposeFailed is Kueue's name for a job whose Workload
+	// cannot be made (its WorkloadPriorityClass does not exist, say).
+	ReasonWorkloadComposeFailed = "ErrWorkloadCompose"
 )
+
+// composeRetry is how soon a job whose Workload could not be made for
+// want of an object (a WorkloadPriorityClass created after the job) is
+// tried again, rather than the error backoff's growing delay.
+const composeRetry = 15 * time.Second
 
 // +kubebuilder:rbac:groups=muster.dev,resources=resourceflavors;workloadpriorityclasses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=scheduling.k8s.io,resources=priorityclasses,verbs=get;list;watch
@@ -98,7 +106,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, client.IgnoreNotFound(r.client.Delete(ctx, wl))
 	}
 	if wl == nil {
-		return ctrl.Result{}, r.createWorkload(ctx, job, queue)
+		return r.createWorkload(ctx, job, queue)
 	}
 	if added, err := r.ensureFinalizer(ctx, wl); added || err != nil {
 		return ctrl.Result{}, err
@@ -183,26 +191,32 @@ func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, 
 
 // createWorkload suspends a job that runs without quota (the webhook was
 // down or the job predates Muster), then creates its Workload.
-func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queue string) error {
+func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queue string) (ctrl.Result, error) {
 	obj := job.Object()
 	if !job.IsSuspended() {
 		job.Suspend()
 		if err := r.client.Update(ctx, obj); err != nil {
-			return err
+			return ctrl.Result{}, err
 		}
 		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonSuspended, "Suspend", "Suspended: the job has no quota reservation")
 		log.FromContext(ctx).Info("Suspended a job that was running without quota")
 	}
 	wl, err := r.newWorkload(ctx, job, queue)
 	if err != nil {
-		return err
+		// Said on the job, which is all the user has without a Workload.
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonWorkloadComposeFailed, "Create", "Cannot create its Workload: %v", err)
+		if apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Info("Cannot create the job's workload yet", "err", err.Error())
+			return ctrl.Result{RequeueAfter: composeRetry}, nil
+		}
+		return ctrl.Result{}, err
 	}
 	if err := r.client.Create(ctx, wl); err != nil {
-		return client.IgnoreAlreadyExists(err)
+		return ctrl.Result{}, client.IgnoreAlreadyExists(err)
 	}
 	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonCreatedWorkload, "Create", "Created Workload %s", wl.Name)
 	log.FromContext(ctx).Info("Created workload", "workload", klog.KObj(wl))
-	return nil
+	return ctrl.Result{}, nil
 }
 
 func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue string) (*musterv1beta1.Workload, error) {

@@ -31,8 +31,9 @@ import (
 const gpu = corev1.ResourceName("nvidia.com/gpu")
 
 type reconcilerEnv struct {
-	c client.Client
-	r *jobframework.Reconciler[*batchv1.Job]
+	c      client.Client
+	r      *jobframework.Reconciler[*batchv1.Job]
+	events *events.FakeRecorder
 }
 
 func newReconcilerEnv(t *testing.T, objs ...client.Object) reconcilerEnv {
@@ -47,8 +48,9 @@ func newReconcilerEnv(t *testing.T, objs ...client.Object) reconcilerEnv {
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(append(objs, ns)...).
 		WithStatusSubresource(&musterv1beta1.Workload{}, &batchv1.Job{}).
 		WithIndex(&musterv1beta1.Workload{}, jobframework.OwnerIndex, jobframework.OwnerIndexValues).Build()
-	r := jobframework.NewReconcilerWith(c, events.NewFakeRecorder(100), job.Kind, jobframework.Options{Clock: clock.RealClock{}})
-	return reconcilerEnv{c: c, r: r}
+	rec := events.NewFakeRecorder(100)
+	r := jobframework.NewReconcilerWith(c, rec, job.Kind, jobframework.Options{Clock: clock.RealClock{}})
+	return reconcilerEnv{c: c, r: r, events: rec}
 }
 
 func gpuJob(suspended bool) *batchv1.Job {
@@ -205,4 +207,26 @@ func TestReconcilerFinishesADeactivationWhoseSpecWriteFailed(t *testing.T) {
 	e.reconcile(t, j)
 	wl = e.workloads(t)[0]
 	g.Expect(ptr.Deref(wl.Spec.Active, true)).To(BeFalse(), "deactivated")
+}
+
+// TestReconcilerSaysOnTheJobWhyItHasNoWorkload: a job naming a
+// WorkloadPriorityClass that does not exist gets a Warning event saying so
+// (Kueue's ErrWorkloadCompose) and is tried again soon, not after the
+// error backoff's growing delay; once the class exists its Workload is made.
+func TestReconcilerSaysOnTheJobWhyItHasNoWorkload(t *testing.T) {
+	g := NewWithT(t)
+	j := gpuJob(true)
+	j.Labels[musterv1beta1.WorkloadPriorityClassLabel] = "urgent"
+	e := newReconcilerEnv(t, j)
+	res, err := e.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(j)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.RequeueAfter).To(BeNumerically(">", 0))
+	g.Expect(e.workloads(t)).To(BeEmpty())
+	g.Expect(e.events.Events).To(Receive(And(ContainSubstring("ErrWorkloadCompose"), ContainSubstring("urgent"))))
+
+	g.Expect(e.c.Create(context.Background(), &musterv1beta1.WorkloadPriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "urgent"}, Value: 100})).To(Succeed())
+	e.reconcile(t, j)
+	g.Expect(e.workloads(t)).To(HaveLen(1))
+	g.Expect(*e.workloads(t)[0].Spec.Priority).To(BeEquivalentTo(100))
 }

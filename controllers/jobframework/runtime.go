@@ -51,20 +51,19 @@ func maxExecutionTime(obj client.Object, opts Options) (*int32, field.ErrorList)
 		}
 		secs, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || secs < 1 {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(l), v, "must be a whole number of seconds, at least 1"))
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(l), v, "must be a whole number of seconds, from 1 to 2147483647 (68 years)"))
 			continue
 		}
 		take(secs)
 	}
 	if v, ok := obj.GetAnnotations()[MaxRuntimeAnnotation]; ok {
-		d, err := time.ParseDuration(v)
-		switch {
-		case err != nil || d < time.Second:
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(MaxRuntimeAnnotation), v, `must be a duration of at least 1s, e.g. "90m" or "36h"`))
-		case d.Seconds() > math.MaxInt32:
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(MaxRuntimeAnnotation), v, "must be at most 68 years"))
-		default:
+		// A duration too large for time.Duration (over 292 years) fails
+		// to parse: it is as much "over 68 years" as one that parses.
+		if d, err := time.ParseDuration(v); err == nil && d >= time.Second && d.Seconds() <= math.MaxInt32 {
 			take(int64(d / time.Second))
+		} else {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(MaxRuntimeAnnotation), v,
+				`must be a duration from 1s to 68 years, e.g. "90m" or "36h"`))
 		}
 	}
 	return bound, errs

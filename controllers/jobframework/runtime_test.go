@@ -30,8 +30,10 @@ func TestMaxExecutionTime(t *testing.T) {
 		{name: "zero seconds", labels: map[string]string{MaxExecTimeLabel: "0"}, wantErr: "metadata.labels[muster.dev/max-exec-time-seconds]"},
 		{name: "not a number", labels: map[string]string{MaxExecTimeLabel: "1h"}, wantErr: "whole number of seconds"},
 		{name: "bad duration", annotations: map[string]string{MaxRuntimeAnnotation: "soon"}, wantErr: "metadata.annotations[muster.dev/max-runtime]"},
-		{name: "under a second", annotations: map[string]string{MaxRuntimeAnnotation: "500ms"}, wantErr: "at least 1s"},
-		{name: "too long", annotations: map[string]string{MaxRuntimeAnnotation: "1000000h"}, wantErr: "at most 68 years"},
+		{name: "under a second", annotations: map[string]string{MaxRuntimeAnnotation: "500ms"}, wantErr: "from 1s to 68 years"},
+		{name: "too long", annotations: map[string]string{MaxRuntimeAnnotation: "1000000h"}, wantErr: "from 1s to 68 years"},
+		{name: "too long to parse", annotations: map[string]string{MaxRuntimeAnnotation: "100000000h"}, wantErr: "from 1s to 68 years"},
+		{name: "too many seconds", labels: map[string]string{MaxExecTimeLabel: "2147483648"}, wantErr: "from 1 to 2147483647"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Labels: tc.labels, Annotations: tc.annotations}}

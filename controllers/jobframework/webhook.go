@@ -102,8 +102,14 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 	if managed, err := w.opts.Manages(ctx, w.reader, newObj.GetNamespace()); !managed || err != nil {
 		return nil, err
 	}
+	boundChanged := runtimeBoundChanged(oldObj, newObj)
 	if QueueName(newObj, w.opts) != "" {
-		if err := w.validateShape(newObj, runtimeBoundChanged(oldObj, newObj)); err != nil {
+		if err := w.validateShape(newObj, boundChanged); err != nil {
+			return nil, err
+		}
+	}
+	if boundChanged && QueueName(oldObj, w.opts) != "" {
+		if err := w.boundLocked(ctx, oldObj, newObj); err != nil {
 			return nil, err
 		}
 	}
@@ -118,6 +124,21 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 	path := field.NewPath("metadata", "labels").Key(musterv1beta1.QueueNameLabel)
 	return nil, apierrors.NewInvalid(w.kind.GVK.GroupKind(), newObj.GetName(), field.ErrorList{
 		field.Forbidden(path, "the queue cannot change while the job holds quota in it; suspend or finish the job first"),
+	})
+}
+
+// boundLocked refuses a change of the runtime bound while the job holds
+// quota: its Workload took the bound at submission (it is carried over
+// only while pending), so the change would be silently ignored.
+func (w *JobWebhook[T]) boundLocked(ctx context.Context, oldObj, newObj T) error {
+	holds, err := w.holdsQuota(ctx, oldObj)
+	if err != nil || !holds {
+		return err
+	}
+	return apierrors.NewInvalid(w.kind.GVK.GroupKind(), newObj.GetName(), field.ErrorList{
+		field.Forbidden(field.NewPath("metadata", "labels").Key(MaxExecTimeLabel),
+			"the maximum execution time (labels "+MaxExecTimeLabel+", "+kueueMaxExecTimeLabel+", annotation "+MaxRuntimeAnnotation+
+				") cannot change while the job holds quota: its workload keeps the bound it was admitted with; suspend the job first"),
 	})
 }
 

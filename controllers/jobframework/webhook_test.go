@@ -156,3 +156,25 @@ func TestWebhookChecksTheRuntimeBoundOnlyWhenItChanges(t *testing.T) {
 	_, err = w.ValidateUpdate(context.Background(), good, bad)
 	g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "an update that sets a malformed bound is refused: %v", err)
 }
+
+// TestWebhookLocksTheRuntimeBoundWhileTheJobHoldsQuota: the workload took
+// the bound at submission, so changing it on a running job is refused
+// rather than silently ignored; a suspended job without quota may change it.
+func TestWebhookLocksTheRuntimeBoundWhileTheJobHoldsQuota(t *testing.T) {
+	for name, running := range map[string]bool{"running": true, "suspended, no workload": false} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			w := jobframework.NewWebhook(job.Kind, jobframework.Options{}, fakeReader(t))
+			old := queuedJob("main", !running)
+			old.Labels[jobframework.MaxExecTimeLabel] = "600"
+			changed := old.DeepCopy()
+			changed.Labels[jobframework.MaxExecTimeLabel] = "15"
+			_, err := w.ValidateUpdate(context.Background(), old, changed)
+			if !running {
+				g.Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			g.Expect(err).To(MatchError(ContainSubstring("cannot change while the job holds quota")))
+		})
+	}
+}

@@ -58,6 +58,11 @@ const (
 	BehindReservation
 )
 
+// BehindStarvingPrefix begins the message of a workload that waits behind
+// room held for a starving one (BehindReservation), for readers of the
+// message such as kubectl muster why.
+const BehindStarvingPrefix = "waiting behind starving workload"
+
 // Pending is why a workload waits, as structure: the reason writer
 // compares it (a reason that only changed its amounts is not worth a write
 // every cycle) and formats it only when it writes.
@@ -117,10 +122,10 @@ func (p *Pending) Message() string {
 			p.ClusterQueue, p.Wait.Round(time.Second), p.NoFit.Message(), completion(p.By, p.Detail))
 	case BehindReservation:
 		if p.By.IsZero() {
-			return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; no job can be shown to finish before it fits (%s), so none may use the held room",
+			return fmt.Sprintf(BehindStarvingPrefix+" %s, for which room is held in ClusterQueue %s; no job can be shown to finish before it fits (%s), so none may use the held room",
 				first, p.ClusterQueue, p.Detail)
 		}
-		return fmt.Sprintf("waiting behind starving workload %s, for which room is held in ClusterQueue %s; only a job whose maximum execution time ends by %s may use the held room meanwhile",
+		return fmt.Sprintf(BehindStarvingPrefix+" %s, for which room is held in ClusterQueue %s; only a job whose maximum execution time ends by %s may use the held room meanwhile",
 			first, p.ClusterQueue, p.By.UTC().Format(time.RFC3339))
 	case EvictionRetry:
 		return fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",

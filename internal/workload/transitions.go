@@ -119,6 +119,9 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	msg, reason := "Quota released after eviction", musterv1beta1.ReasonEvicted
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil {
 		msg, reason = "Requeued after eviction: "+c.Message, c.Reason
+		if !IsActive(wl) {
+			msg = "Inactive after eviction (set spec.active to true to queue it again): " + c.Message
+		}
 	}
 	if reason == musterv1beta1.ReasonMaximumExecutionTimeExceeded && !IsActive(wl) {
 		// As in Kueue: a user who reactivates it gives it a new allowance.
@@ -137,7 +140,7 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	if IsActive(wl) {
 		set(wl, musterv1beta1.WorkloadRequeued, metav1.ConditionTrue, reason, msg, now)
 	} else {
-		set(wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, musterv1beta1.ReasonRequeuingLimitExceeded, msg, now)
+		set(wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, reason, msg, now)
 	}
 	return true
 }

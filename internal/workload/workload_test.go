@@ -240,7 +240,7 @@ func TestTransitions(t *testing.T) {
 				musterv1beta1.WorkloadQuotaReserved: {F, musterv1beta1.ReasonPending},
 				musterv1beta1.WorkloadAdmitted:      {F, musterv1beta1.ReasonEvicted},
 				musterv1beta1.WorkloadEvicted:       {T, musterv1beta1.ReasonInactiveWorkload},
-				musterv1beta1.WorkloadRequeued:      {F, musterv1beta1.ReasonRequeuingLimitExceeded},
+				musterv1beta1.WorkloadRequeued:      {F, musterv1beta1.ReasonInactiveWorkload},
 			},
 		},
 		"requeue a pending workload": {

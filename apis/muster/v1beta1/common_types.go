@@ -119,6 +119,7 @@ type FairSharing struct {
 	// served. Zero means the queue borrows only what nobody else wants.
 	// +optional
 	// +kubebuilder:default="1"
+	// +kubebuilder:validation:XValidation:rule="!string(self).startsWith('-')",message="weight must not be negative"
 	Weight *resource.Quantity `json:"weight,omitempty"`
 }
 

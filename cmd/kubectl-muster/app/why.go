@@ -11,11 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/podrequests"
 	"github.com/musterhq/muster/internal/workload"
 )
@@ -85,7 +88,8 @@ func findWorkload(ctx context.Context, c client.Client, ns, kind, name string) (
 			}
 		}
 	}
-	return nil, fmt.Errorf("no Workload for %s/%s in namespace %s: is it submitted to a queue (label muster.dev/queue-name), and is Muster running?", kind, name, ns)
+	return nil, fmt.Errorf("no Workload for %s/%s in namespace %s: is it submitted to a queue (label muster.dev/queue-name), and is Muster running? "+
+		"A Warning event %s on it says why its Workload could not be made (kubectl describe %s %s -n %s)", kind, name, ns, "ErrWorkloadCompose", kind, name, ns)
 }
 
 // explanation is what why says, gathered from the API.
@@ -150,7 +154,12 @@ func (e *explanation) write(out io.Writer) error {
 	wl := e.wl
 	fmt.Fprintf(w, "Workload:\t%s/%s (%s)\n", wl.Namespace, wl.Name, ownerOf(wl))
 	fmt.Fprintf(w, "Queue:\t%s\n", e.queueLine())
-	fmt.Fprintf(w, "Status:\t%s for %s\n", status(wl), age(wl.CreationTimestamp, e.now))
+	fmt.Fprintf(w, "Status:\t%s for %s\n", status(wl), age(statusSince(wl), e.now))
+	if !workload.IsActive(wl) && e.pending() {
+		fmt.Fprintf(w, "Reason:\t%s\n", orDash(conditionMessage(wl)))
+		fmt.Fprintf(w, "To run:\treactivate it: kubectl patch workloads.muster.dev %s -n %s --type merge -p '{\"spec\":{\"active\":true}}'\n", wl.Name, wl.Namespace)
+		return w.Flush()
+	}
 	if !e.pending() {
 		if wl.Status.Admission != nil {
 			fmt.Fprintf(w, "Flavors:\t%s\n", orDash(flavors(wl)))
@@ -209,6 +218,20 @@ func (e *explanation) fairShare() string {
 	}
 	return fmt.Sprintf("ClusterQueue %s has weighted share %d (0: borrows nothing; the cohort serves the lowest share first)",
 		e.cq.Name, e.cq.Status.FairSharing.WeightedShare)
+}
+
+// statusSince is when the workload entered the phase status names: the
+// last transition of the condition that decides it, else its creation.
+func statusSince(wl *musterv1beta1.Workload) metav1.Time {
+	cond := map[string]string{
+		"Finished": musterv1beta1.WorkloadFinished, "Inactive": musterv1beta1.WorkloadRequeued,
+		"Evicting": musterv1beta1.WorkloadEvicted, "Admitted": musterv1beta1.WorkloadAdmitted,
+		"QuotaReserved": musterv1beta1.WorkloadQuotaReserved, "Pending": musterv1beta1.WorkloadQuotaReserved,
+	}[status(wl)]
+	if c := meta.FindStatusCondition(wl.Status.Conditions, cond); c != nil && !c.LastTransitionTime.IsZero() {
+		return c.LastTransitionTime
+	}
+	return wl.CreationTimestamp
 }
 
 func (e *explanation) reason() string {
@@ -317,6 +340,10 @@ func quotaRows(cq *musterv1beta1.ClusterQueue, asks corev1.ResourceList) []quota
 // never fit in that flavor's nominal quota.
 func (e *explanation) writeToRun(out io.Writer, short []quotaRow) {
 	defer e.writeAhead(out)
+	if len(short) == 0 && strings.HasPrefix(e.reason(), core.BehindStarvingPrefix) {
+		fmt.Fprintln(out, "\nIt fits the quota the queue has free, but that room is held for a starving workload (reason above): it waits until that one is admitted, unless its maximum execution time ends soon enough to backfill.")
+		return
+	}
 	if len(short) == 0 {
 		fmt.Fprintln(out, "\nIt fits the nominal quota: it waits for its turn (position above), for borrowing, or for a placement (topology, gang) rather than for quota.")
 		return

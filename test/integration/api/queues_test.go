@@ -179,3 +179,22 @@ func withGroups(c *musterv1beta1.Cohort, flavors ...musterv1beta1.FlavorQuotas) 
 func ptrTo[T any](v T) *T { return &v }
 
 func clientKey(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }
+
+// TestFairSharingWeightMustNotBeNegative: a negative weight is refused on
+// LocalQueues and ClusterQueues alike (it would sort the queue last, as
+// weight 0 does, with a share that reads as the largest int64).
+func TestFairSharingWeightMustNotBeNegative(t *testing.T) {
+	ctx := context.Background()
+	negative := resource.MustParse("-1")
+	lq := MakeLocalQueue("negative-weight", "default").ClusterQueue("cq-a").Obj()
+	lq.Spec.FairSharing = &musterv1beta1.FairSharing{Weight: &negative}
+	cq := MakeClusterQueue("negative-weight").Obj()
+	cq.Spec.FairSharing = &musterv1beta1.FairSharing{Weight: &negative}
+	for _, obj := range []client.Object{lq, cq} {
+		NewWithT(t).Expect(env.Client.Create(ctx, obj)).To(MatchError(ContainSubstring("weight must not be negative")), "%T", obj)
+	}
+	zero := resource.MustParse("0")
+	lq.Spec.FairSharing.Weight = &zero
+	NewWithT(t).Expect(env.Client.Create(ctx, lq)).To(Succeed(), "zero is allowed")
+	t.Cleanup(func() { _ = env.Client.Delete(ctx, lq) })
+}
