@@ -102,6 +102,18 @@ func (e reconcilerEnv) admit(t *testing.T, wl *musterv1beta1.Workload) {
 	}
 }
 
+// evict writes what the scheduler would on the only workload: Evicted
+// with the reason.
+func (e reconcilerEnv) evict(t *testing.T, reason, msg string) {
+	t.Helper()
+	wl := e.workloads(t)[0]
+	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
+		Reason: reason, Message: msg})
+	if err := e.c.Status().Update(context.Background(), &wl); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // start takes a queued job through the reconciles that create its
 // Workload, then (once admitted) start it.
 func (e reconcilerEnv) start(t *testing.T, j *batchv1.Job) {
@@ -158,10 +170,7 @@ func TestReconcilerStopsAnEvictedJobThenReleasesItsQuota(t *testing.T) {
 	j := gpuJob(true)
 	e := newReconcilerEnv(t, j, a100())
 	e.start(t, j)
-	wl := e.workloads(t)[0]
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
-		Reason: musterv1beta1.ReasonPreempted, Message: "preempted"})
-	g.Expect(e.c.Status().Update(context.Background(), &wl)).To(Succeed())
+	e.evict(t, musterv1beta1.ReasonPreempted, "preempted")
 
 	for range 4 { // suspend, restore the placement, release: one write each
 		e.reconcile(t, j)
@@ -169,7 +178,7 @@ func TestReconcilerStopsAnEvictedJobThenReleasesItsQuota(t *testing.T) {
 	got := e.job(t, j)
 	g.Expect(ptr.Deref(got.Spec.Suspend, false)).To(BeTrue(), "stopped")
 	g.Expect(got.Spec.Template.Spec.NodeSelector).NotTo(HaveKey("gpu"), "its original placement restored")
-	wl = e.workloads(t)[0]
+	wl := e.workloads(t)[0]
 	g.Expect(wl.Status.Admission).To(BeNil(), "quota released once the job is stopped")
 	g.Expect(meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadRequeued)).To(BeTrue())
 }
@@ -200,12 +209,9 @@ func TestReconcilerFinishesADeactivationWhoseSpecWriteFailed(t *testing.T) {
 	j := gpuJob(true)
 	e := newReconcilerEnv(t, j, a100())
 	e.start(t, j)
-	wl := e.workloads(t)[0]
-	meta.SetStatusCondition(&wl.Status.Conditions, metav1.Condition{Type: musterv1beta1.WorkloadEvicted, Status: metav1.ConditionTrue,
-		Reason: musterv1beta1.ReasonMaximumExecutionTimeExceeded, Message: "past its maximum execution time"})
-	g.Expect(e.c.Status().Update(context.Background(), &wl)).To(Succeed())
+	e.evict(t, musterv1beta1.ReasonMaximumExecutionTimeExceeded, "past its maximum execution time")
 	e.reconcile(t, j)
-	wl = e.workloads(t)[0]
+	wl := e.workloads(t)[0]
 	g.Expect(ptr.Deref(wl.Spec.Active, true)).To(BeFalse(), "deactivated")
 }
 

@@ -52,18 +52,7 @@ func TestDecayedFairSharingDoesNotPreemptWhomItServes(t *testing.T) {
 		if decay {
 			c.SetUsageDecay(DecayConfig{HalfLife: time.Hour}, 5*time.Minute)
 		}
-		ran := backlog("a", 8, 0)
-		for _, w := range ran {
-			c.AddOrUpdateWorkload(admitted(w, "a", "a100"))
-		}
-		now := epoch
-		for range 36 {
-			now = now.Add(5 * time.Minute)
-			c.SampleUsage(now)
-		}
-		for _, w := range ran {
-			c.DeleteWorkload(w.Key)
-		}
+		now := ranThreeHours(c, "a")
 		for _, w := range backlog("b", 8, 100) {
 			w.Queue = "lqb"
 			c.AddOrUpdateWorkload(admitted(w, "b", "a100"))
@@ -95,18 +84,7 @@ func TestDecayedFairSharingStillReclaimsNominalQuota(t *testing.T) {
 	c.UpsertCohort(&Cohort{Name: "pool", Weight: 1000})
 	c.SetFairSharing(true)
 	c.SetUsageDecay(DecayConfig{HalfLife: time.Hour}, 5*time.Minute)
-	ran := backlog("a", 8, 0)
-	for _, w := range ran {
-		c.AddOrUpdateWorkload(admitted(w, "a", "a100"))
-	}
-	now := epoch
-	for range 36 {
-		now = now.Add(5 * time.Minute)
-		c.SampleUsage(now)
-	}
-	for _, w := range ran {
-		c.DeleteWorkload(w.Key)
-	}
+	now := ranThreeHours(c, "a")
 	for _, w := range backlog("b", 8, 100) {
 		c.AddOrUpdateWorkload(admitted(w, "b", "a100"))
 	}
@@ -120,4 +98,22 @@ func TestDecayedFairSharingStillReclaimsNominalQuota(t *testing.T) {
 	if victims != 4 {
 		t.Errorf("%d victims, want b's 4 borrowed workloads preempted for a's nominal quota", victims)
 	}
+}
+
+// ranThreeHours has queue q run eight 1-GPU workloads from epoch for three
+// hours, sampled every 5 minutes, then finish them; it returns the time.
+func ranThreeHours(c *Cache, q string) time.Time {
+	ran := backlog(q, 8, 0)
+	for _, w := range ran {
+		c.AddOrUpdateWorkload(admitted(w, q, "a100"))
+	}
+	now := epoch
+	for range 36 {
+		now = now.Add(5 * time.Minute)
+		c.SampleUsage(now)
+	}
+	for _, w := range ran {
+		c.DeleteWorkload(w.Key)
+	}
+	return now
 }
