@@ -79,13 +79,12 @@ func (r *Reconciler[T]) jobsBoundByQueue(ctx context.Context, o client.Object) [
 	var out []reconcile.Request
 	for i := range wls.Items {
 		wl := &wls.Items[i]
-		ref := metav1.GetControllerOf(wl)
-		if wl.Status.Admission == nil || string(wl.Status.Admission.ClusterQueue) != o.GetName() ||
-			wl.Spec.MaximumExecutionTimeSeconds != nil || ref == nil || ref.Kind != r.kind.GVK.Kind {
+		if wl.Status.Admission == nil || string(wl.Status.Admission.ClusterQueue) != o.GetName() || wl.Spec.MaximumExecutionTimeSeconds != nil {
 			continue
 		}
-		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != r.kind.GVK.Group {
-			continue
+		ref := metav1.GetControllerOf(wl)
+		if owner := OwnerIndexValues(wl); len(owner) == 0 || owner[0] != OwnerIndexKey(r.kind.GVK, ref.Name) {
+			continue // not controlled by a job of this kind
 		}
 		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: ref.Name}})
 	}
