@@ -66,7 +66,11 @@ func TestRestartMidRun(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
 	queues(t, ns, "16", "8")
-	a, b := gpuJob(ns, "a", "main", 16, "20s"), gpuJob(ns, "b", "main", 16, "5s")
+	// a runs long enough that the restart lands mid-run on a slow machine;
+	// its pods are compared by UID whatever their phase, so a's finishing
+	// during the check is no failure, but its pods being deleted (an
+	// eviction) or replaced is.
+	a, b := gpuJob(ns, "a", "main", 16, "40s"), gpuJob(ns, "b", "main", 16, "5s")
 	createAll(t, a)
 	g.Eventually(func(g Gomega) int { n, _, _, _ := podsOf(g, ns, "a"); return n }, timeout, time.Second).Should(Equal(16))
 	createAll(t, b)
@@ -82,12 +86,14 @@ func TestRestartMidRun(t *testing.T) {
 	g.Eventually(func(g Gomega) bool { return jobSucceeded(g, ns, "a") && jobSucceeded(g, ns, "b") }, timeout, time.Second).Should(BeTrue())
 }
 
+// podUIDs are the UIDs of a job's pods that are neither being deleted nor
+// failed: they stay the same while the job runs to completion untouched.
 func podUIDs(g Gomega, ns, job string) map[string]bool {
 	var pods corev1.PodList
 	g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{"job-name": job})).To(Succeed())
 	out := map[string]bool{}
 	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning {
+		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodFailed {
 			out[string(p.UID)] = true
 		}
 	}
