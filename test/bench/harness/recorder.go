@@ -27,11 +27,17 @@ type timeline struct {
 	// holding is since when it holds quota; zero when it does not.
 	holding time.Time
 	// held sums the quota it held over time, in millicore-seconds.
-	held     float64
+	held float64
+	// holds are the intervals it held quota, for the timeline's
+	// minute-by-minute use of the quota.
+	holds    []span
 	finished time.Time
 	// last flags seen, to detect transitions.
 	wasAdmitted, wasEvicted, wasFinished bool
 }
+
+// span is an interval of time.
+type span struct{ from, to time.Time }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
@@ -72,6 +78,7 @@ func (r *Recorder) Observe(v *wlView, at time.Time) {
 	}
 	if !t.holding.IsZero() && (finished || !v.HasAdmission) {
 		t.held += at.Sub(t.holding).Seconds() * float64(t.milliCPU)
+		t.holds = append(t.holds, span{from: t.holding, to: at})
 		t.holding = time.Time{}
 	}
 	if finished && !t.wasFinished {

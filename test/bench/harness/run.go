@@ -256,7 +256,7 @@ func (r *Recorder) result(plan Plan, start time.Time) *Result {
 		res.AdmissionsPerSecond = float64(n) / d
 	}
 	res.PeakAdmissionsPerSecond = peakRate(r.admissions, 5*time.Second)
-	res.Timeline = r.windows(start)
+	res.Timeline = r.windows(start, plan.Capacity())
 	if res.WallSeconds > 0 {
 		res.Utilization = held / (float64(plan.Capacity()) * res.WallSeconds)
 	}

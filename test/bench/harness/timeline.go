@@ -22,10 +22,17 @@ type Window struct {
 	Backlog int `json:"backlog"`
 	// TimeToAdmission is that of the workloads created in the window.
 	TimeToAdmission Distribution `json:"timeToAdmission"`
+	// QuotaHeld is the share of the mix's nominal quota that admitted
+	// workloads held over the window, from their admission to their
+	// release as the harness saw them. Near or above 1 (borrowing counts
+	// against the same total), a window was bound by the quota coming
+	// back, not by how fast the controller admits.
+	QuotaHeld float64 `json:"quotaHeld"`
 }
 
-// windows cuts the timelines into rows; the caller holds r.mu.
-func (r *Recorder) windows(start time.Time) []Window {
+// windows cuts the timelines into rows, quotaHeld against capacity
+// millicores; the caller holds r.mu.
+func (r *Recorder) windows(start time.Time, capacity int64) []Window {
 	var last time.Time
 	for _, t := range r.workloads {
 		last = latest(last, t.created, t.admitted)
@@ -49,12 +56,44 @@ func (r *Recorder) windows(start time.Time) []Window {
 		for i := c; i < end; i++ {
 			rows[i].Backlog++
 		}
+		for _, h := range t.holds {
+			addHeld(rows, start, h, t.milliCPU)
+		}
 	}
 	for i := range rows {
 		rows[i].StartSeconds = (time.Duration(i) * timelineWindow).Seconds()
 		rows[i].TimeToAdmission = Summarize(waits[i])
+		if capacity > 0 {
+			rows[i].QuotaHeld /= float64(capacity) * timelineWindow.Seconds()
+		}
 	}
 	return rows
+}
+
+// addHeld adds milliCPU × the seconds of h that fall in each row to the
+// rows' QuotaHeld (millicore-seconds until windows divides them).
+func addHeld(rows []Window, start time.Time, h span, milliCPU int64) {
+	for i := range rows {
+		from := start.Add(time.Duration(i) * timelineWindow)
+		to := from.Add(timelineWindow)
+		if overlap := minTime(to, h.to).Sub(maxTime(from, h.from)); overlap > 0 {
+			rows[i].QuotaHeld += overlap.Seconds() * float64(milliCPU)
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func latest(ts ...time.Time) time.Time {
@@ -76,9 +115,9 @@ func TimelineTable(results []*Result) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\n**%s, %s: per minute from the first creation**\n\n", res.Target, res.Mode)
-		b.WriteString("| minute | created | admitted | backlog at end | time to admission p50 / p99 (ms) |\n|---:|---:|---:|---:|---|\n")
+		b.WriteString("| minute | created | admitted | backlog at end | time to admission p50 / p99 (ms) | quota held |\n|---:|---:|---:|---:|---|---:|\n")
 		for i, w := range res.Timeline {
-			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.0f / %.0f |\n", i+1, w.Created, w.Admitted, w.Backlog, w.TimeToAdmission.P50, w.TimeToAdmission.P99)
+			fmt.Fprintf(&b, "| %d | %d | %d | %d | %.0f / %.0f | %.0f%% |\n", i+1, w.Created, w.Admitted, w.Backlog, w.TimeToAdmission.P50, w.TimeToAdmission.P99, 100*w.QuotaHeld)
 		}
 	}
 	return b.String()

@@ -20,7 +20,10 @@ func TestTimeline(t *testing.T) {
 			r.timeline(key).admitted = at(w[1])
 		}
 	}
-	rows := r.windows(start)
+	// a held 1 cpu from 1 s to 31 s and from 50 s to 80 s: 40 of the first
+	// minute's seconds, 20 of the second's, of a 2-cpu capacity.
+	r.timeline("a").holds = []span{{at(1), at(31)}, {at(50), at(80)}}
+	rows := r.windows(start, 2000)
 	want := []Window{
 		{StartSeconds: 0, Created: 2, Admitted: 1, Backlog: 1},
 		{StartSeconds: 60, Created: 2, Admitted: 2, Backlog: 1},
@@ -37,7 +40,10 @@ func TestTimeline(t *testing.T) {
 	if p99 := rows[0].TimeToAdmission.P99; p99 != 60000 {
 		t.Errorf("minute 1 p99 %v ms, want 60000 (b waited a minute)", p99)
 	}
-	if md := TimelineTable([]*Result{{Target: "muster", Mode: "unthrottled", Timeline: rows}}); !strings.Contains(md, "| 2 | 2 | 2 | 1 | 1000 / 1000 |") {
+	if rows[0].QuotaHeld != 40.0/120 || rows[1].QuotaHeld != 20.0/120 {
+		t.Errorf("quota held %v, %v; want 1/3 and 1/6", rows[0].QuotaHeld, rows[1].QuotaHeld)
+	}
+	if md := TimelineTable([]*Result{{Target: "muster", Mode: "unthrottled", Timeline: rows}}); !strings.Contains(md, "| 2 | 2 | 2 | 1 | 1000 / 1000 | 17% |") {
 		t.Errorf("table:\n%s", md)
 	}
 }
