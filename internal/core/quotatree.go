@@ -22,16 +22,20 @@ type node struct {
 	own      map[FlavorResource]ResourceQuota
 	subtree  Usage
 	usage    Usage
-	// reserved is the part of usage that is room held during a cycle for
-	// a waiting preemptor (cycle.holdRoom), not quota any workload uses.
-	reserved Usage
-	weight   int64
+	// work is usage without the room held during a cycle for waiting
+	// preemptors (cycle.holdRoom): what workloads use. It bubbles up like
+	// usage, on its own, rather than being usage minus a running total of
+	// held deltas: below a lending limit, how much of a change reaches the
+	// parent depends on the node's usage at that moment, so a hold and its
+	// later release can reach an ancestor in different amounts.
+	work   Usage
+	weight int64
 	// decayed is the node's decayed usage, with usage decay on.
 	decayed *DecayedUsage
 }
 
 func newNode(name string, groups []ResourceGroup, weight int64) *node {
-	n := &node{name: name, own: map[FlavorResource]ResourceQuota{}, subtree: Usage{}, usage: Usage{}, weight: weight}
+	n := &node{name: name, own: map[FlavorResource]ResourceQuota{}, subtree: Usage{}, usage: Usage{}, work: Usage{}, weight: weight}
 	for _, g := range groups {
 		for _, f := range g.Flavors {
 			for res, q := range f.Resources {
@@ -69,24 +73,27 @@ func (n *node) computeSubtree() {
 func (n *node) addUsage(fr FlavorResource, delta int64) { n.add(fr, delta, false) }
 
 // addReserve adds room held for a waiting preemptor: usage, as addUsage,
-// recorded as reserved at every node it reaches.
+// but not work, so that held room makes nobody a borrower.
 func (n *node) addReserve(fr FlavorResource, delta int64) { n.add(fr, delta, true) }
 
 func (n *node) add(fr FlavorResource, delta int64, reserve bool) {
+	bubble(n, fr, delta, func(x *node) Usage { return x.usage })
+	if !reserve {
+		bubble(n, fr, delta, func(x *node) Usage { return x.work })
+	}
+}
+
+// bubble adds delta to the usage of(n) and passes up to each parent what
+// exceeds what the node guarantees itself, before and after.
+func bubble(n *node, fr FlavorResource, delta int64, of func(*node) Usage) {
 	for x := n; x != nil && delta != 0; x = x.parent {
-		g := x.guaranteed(fr)
-		before := max(0, x.usage[fr]-g)
-		x.usage[fr] += delta
-		if x.usage[fr] == 0 {
-			delete(x.usage, fr)
+		u, g := of(x), x.guaranteed(fr)
+		before := max(0, u[fr]-g)
+		u[fr] += delta
+		if u[fr] == 0 {
+			delete(u, fr)
 		}
-		if reserve {
-			if x.reserved == nil {
-				x.reserved = Usage{}
-			}
-			x.reserved[fr] += delta
-		}
-		delta = max(0, x.usage[fr]-g) - before
+		delta = max(0, u[fr]-g) - before
 	}
 }
 
@@ -131,7 +138,7 @@ func (n *node) potential(fr FlavorResource) int64 {
 // than its subtree's quota: room held for waiting preemptors is not
 // borrowed by anyone, and must not make a queue a reclaim target.
 func (n *node) borrowing(fr FlavorResource) bool {
-	return n.usage[fr]-n.reserved[fr] > n.subtree[fr]
+	return n.work[fr] > n.subtree[fr]
 }
 
 func (n *node) root() *node {
