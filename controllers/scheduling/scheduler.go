@@ -48,7 +48,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 	s := &Scheduler{
 		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
 		reasons: newReasonWriter(c, recorder, clk, clientQPS),
-		writes:  newWriteQueue(clk, state.Queues.Notify),
+		writes:  newWriteQueue(clk, state.Queues.Notify, clientQPS, nil),
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
 	state.OnForget = s.reasons.forget

@@ -32,6 +32,10 @@ type Options struct {
 	// sampled every UsageSampling (fairSharing.usage).
 	UsageDecay    *core.DecayConfig
 	UsageSampling time.Duration
+	// WriteLatency, when set, follows the manager's writes (its Wrap on
+	// the rest.Config the manager was built from) and sizes the admission
+	// writers by it.
+	WriteLatency *WriteLatency
 }
 
 // Setup registers the core controllers and the scheduler on a manager and
@@ -71,6 +75,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	})); err != nil {
 		return nil, err
 	}
-	err := mgr.Add(newScheduler(c, mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS))
-	return state, err
+	s := newScheduler(c, mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS)
+	s.writes.latency = opts.WriteLatency
+	return state, mgr.Add(s)
 }

@@ -114,6 +114,8 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts 
 	rc := rest.CopyConfig(restConfig)
 	rc.QPS = *cfg.ClientConnection.QPS
 	rc.Burst = int(*cfg.ClientConnection.Burst)
+	writeLatency := scheduling.NewWriteLatency()
+	rc.Wrap(writeLatency.Wrap)
 	mgrOpts := managerOptions(scheme, cfg)
 	for _, t := range o.tweaks {
 		t(&mgrOpts)
@@ -125,7 +127,7 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := Setup(mgr, cfg, o.clock); err != nil {
+	if err := Setup(mgr, cfg, o.clock, writeLatency); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -202,8 +204,10 @@ func metricsOptions(m configv1beta1.MetricsConfig) metricsserver.Options {
 
 // Setup registers Muster's controllers and webhooks on a manager. With
 // internal certificate management the webhooks are registered, and the
-// webhook server started, only once the certificates exist.
-func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Clock) error {
+// webhook server started, only once the certificates exist. writeLatency,
+// if not nil, follows the writes of the rest.Config mgr was built from and
+// sizes the admission writers by them.
+func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Clock, writeLatency *scheduling.WriteLatency) error {
 	jobOpts := jobOptions(cfg, clk)
 	jobOpts.Gang = gang.New(mgr.GetClient(), gang.ConfigFrom(cfg.GangScheduling))
 	setupWebhooks := func() error {
@@ -228,6 +232,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 		RequeueByCreation: ptr.Deref(wfpr.RequeuingStrategy.Timestamp, configv1beta1.EvictionTimestamp) == configv1beta1.CreationTimestamp,
 		Clock:             clk,
 		DefaultGang:       musterv1beta1.GangSchedulerProvider(cfg.GangScheduling.Provider),
+		WriteLatency:      writeLatency,
 	}
 	coreOpts.UsageDecay, coreOpts.UsageSampling = usageDecay(cfg.FairSharing)
 	state, err := scheduling.Setup(mgr, coreOpts)
