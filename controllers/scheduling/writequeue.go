@@ -60,9 +60,8 @@ type writeQueue struct {
 	latency *WriteLatency
 
 	mu sync.Mutex
-	// queued counts the admissions decided and not yet written; waiting
-	// holds those not started yet, running counts those started.
-	queued  int
+	// waiting holds the admissions decided and not started yet, running
+	// counts those started and not finished: queued() are both.
 	waiting []func()
 	running int
 	// stopped is set when a cycle stopped at the bound.
@@ -97,10 +96,11 @@ func (q *writeQueue) budget() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	depth := q.depth()
-	if q.queued > depth/2 {
+	queued := q.queued()
+	if queued > depth/2 {
 		return 0
 	}
-	return depth - q.queued
+	return depth - queued
 }
 
 // depth is how many decided admissions may wait to be written; q.mu held.
@@ -130,7 +130,7 @@ func (q *writeQueue) stoppedAtBudget() {
 // wakeIfDrained reports, and clears, a waiting cycle once half the queue
 // is written; q.mu held.
 func (q *writeQueue) wakeIfDrained() bool {
-	if !q.stopped || q.queued > q.depth()/2 {
+	if !q.stopped || q.queued() > q.depth()/2 {
 		return false
 	}
 	q.stopped = false
@@ -141,11 +141,13 @@ func (q *writeQueue) wakeIfDrained() bool {
 func (q *writeQueue) submit(write func()) {
 	q.inflight.Add(1)
 	q.mu.Lock()
-	q.queued++
 	q.waiting = append(q.waiting, write)
 	q.startLocked()
 	q.mu.Unlock()
 }
+
+// queued counts the admissions decided and not yet written; q.mu held.
+func (q *writeQueue) queued() int { return len(q.waiting) + q.running }
 
 // startLocked starts waiting writes while fewer than writers() run; q.mu
 // held.
@@ -168,7 +170,6 @@ func (q *writeQueue) run(write func()) {
 func (q *writeQueue) finished() {
 	now := q.clock.Now().UnixNano() / int64(rateBucket)
 	q.mu.Lock()
-	q.queued--
 	q.running--
 	i := now % rateBuckets
 	if q.bucket[i] != now {

@@ -14,7 +14,7 @@ func randomTree(r *rand.Rand, fr FlavorResource) (*node, []*node) {
 		n := newNode(name, nil, 1000)
 		q := ResourceQuota{Nominal: nominal}
 		if parent != nil && r.IntN(2) == 0 {
-			q.LendingLimit = ptrTo(r.Int64N(nominal + 8))
+			q.LendingLimit = ptr64(r.Int64N(nominal + 8))
 		}
 		n.own[fr] = q
 		if parent != nil {
@@ -34,8 +34,6 @@ func randomTree(r *rand.Rand, fr FlavorResource) (*node, []*node) {
 	root.computeSubtree()
 	return root, leaves
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // treeOp adds delta at a leaf: workload usage, or held room (reserve).
 type treeOp struct {

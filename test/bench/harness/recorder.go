@@ -26,10 +26,7 @@ type timeline struct {
 	admitted time.Time
 	// holding is since when it holds quota; zero when it does not.
 	holding time.Time
-	// held sums the quota it held over time, in millicore-seconds.
-	held float64
-	// holds are the intervals it held quota, for the timeline's
-	// minute-by-minute use of the quota.
+	// holds are the intervals it held quota.
 	holds    []span
 	finished time.Time
 	// last flags seen, to detect transitions.
@@ -38,6 +35,15 @@ type timeline struct {
 
 // span is an interval of time.
 type span struct{ from, to time.Time }
+
+// held is the quota a workload held over its holds, in millicore-seconds.
+func (t *timeline) held() float64 {
+	var sum float64
+	for _, h := range t.holds {
+		sum += h.to.Sub(h.from).Seconds() * float64(t.milliCPU)
+	}
+	return sum
+}
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
@@ -77,7 +83,6 @@ func (r *Recorder) Observe(v *wlView, at time.Time) {
 		r.evictions++
 	}
 	if !t.holding.IsZero() && (finished || !v.HasAdmission) {
-		t.held += at.Sub(t.holding).Seconds() * float64(t.milliCPU)
 		t.holds = append(t.holds, span{from: t.holding, to: at})
 		t.holding = time.Time{}
 	}

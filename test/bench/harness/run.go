@@ -239,7 +239,7 @@ func (r *Recorder) result(plan Plan, start time.Time) *Result {
 		if t.finished.After(lastFinish) {
 			lastFinish = t.finished
 		}
-		held += t.held
+		held += t.held()
 		if !t.admitted.IsZero() {
 			res.Samples[t.class] = append(res.Samples[t.class], float64(t.admitted.Sub(t.created).Microseconds())/1000)
 		}

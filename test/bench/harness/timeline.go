@@ -76,7 +76,7 @@ func addHeld(rows []Window, start time.Time, h span, milliCPU int64) {
 	for i := range rows {
 		from := start.Add(time.Duration(i) * timelineWindow)
 		to := from.Add(timelineWindow)
-		if overlap := minTime(to, h.to).Sub(maxTime(from, h.from)); overlap > 0 {
+		if overlap := minTime(to, h.to).Sub(latest(from, h.from)); overlap > 0 {
 			rows[i].QuotaHeld += overlap.Seconds() * float64(milliCPU)
 		}
 	}
@@ -84,13 +84,6 @@ func addHeld(rows []Window, start time.Time, h span, milliCPU int64) {
 
 func minTime(a, b time.Time) time.Time {
 	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
 		return a
 	}
 	return b
