@@ -19,7 +19,10 @@ import (
 // it hold quota) cannot change its topology, or, when it has one, the node
 // labels and tolerations that decide its nodes. Placements already written
 // are named by them. An unused flavor may change freely, unlike Kueue's,
-// which freezes them as soon as topologyName is set.
+// which freezes them as soon as topologyName is set. Node fit cannot be
+// turned on or off either (to or from None): the admitted workloads'
+// placements are counted on the nodes because of it. Check and Pin differ
+// only in how later pods are sent, so either may become the other.
 type ResourceFlavorWebhook struct{}
 
 // SetupResourceFlavorWebhook registers the webhook.
@@ -50,6 +53,9 @@ func validateFlavorInUse(old, rf *musterv1beta1.ResourceFlavor) field.ErrorList 
 	var errs field.ErrorList
 	if old.Spec.TopologyName != rf.Spec.TopologyName {
 		errs = append(errs, field.Forbidden(spec.Child("topologyName"), why))
+	}
+	if (old.Spec.EffectiveNodeFit() == musterv1beta1.NodeFitNone) != (rf.Spec.EffectiveNodeFit() == musterv1beta1.NodeFitNone) {
+		errs = append(errs, field.Forbidden(spec.Child("nodeFit"), why+" (to or from None)"))
 	}
 	if old.Spec.TopologyName == "" {
 		return errs

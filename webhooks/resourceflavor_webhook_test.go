@@ -31,6 +31,10 @@ func TestFlavorInUseKeepsWhatPlacementsDependOn(t *testing.T) {
 		"in use: tolerations fixed":       {flavor(true, "t1", a), flavor(true, "t1", a, tol), "spec.tolerations"},
 		"in use without topology: labels": {flavor(true, "", a), flavor(true, "", b), ""},
 		"in use: unchanged":               {flavor(true, "t1", a), flavor(true, "t1", a), ""},
+		"in use: node fit not turned off": {flavor(true, "", a), withFit(flavor(true, "", a), musterv1beta1.NodeFitNone), "spec.nodeFit"},
+		"in use: node fit not turned on":  {withFit(flavor(true, "", a), musterv1beta1.NodeFitNone), flavor(true, "", a), "spec.nodeFit"},
+		"in use: Check may become Pin":    {flavor(true, "", a), withFit(flavor(true, "", a), musterv1beta1.NodeFitPin), ""},
+		"unused: node fit may change":     {flavor(false, "", a), withFit(flavor(false, "", a), musterv1beta1.NodeFitNone), ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -43,4 +47,9 @@ func TestFlavorInUseKeepsWhatPlacementsDependOn(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withFit(rf *musterv1beta1.ResourceFlavor, m musterv1beta1.NodeFitMode) *musterv1beta1.ResourceFlavor {
+	rf.Spec.NodeFit = m
+	return rf
 }

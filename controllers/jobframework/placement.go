@@ -22,6 +22,7 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 		if psa.Count != nil {
 			info.Count = *psa.Count
 		}
+		pin := false
 		for _, name := range sortedFlavorNames(psa.Flavors) {
 			rf, ok := flavors[name]
 			if !ok {
@@ -35,8 +36,9 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 				info.NodeSelector[k] = v
 			}
 			info.Tolerations = append(info.Tolerations, rf.Spec.Tolerations...)
+			pin = pin || rf.Spec.EffectiveNodeFit() == musterv1beta1.NodeFitPin
 		}
-		if err := r.topologyInfo(ctx, wl, psa, &info); err != nil {
+		if err := r.topologyInfo(ctx, wl, psa, pin, &info); err != nil {
 			return nil, err
 		}
 		infos = append(infos, info)
@@ -44,18 +46,23 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 	return infos, nil
 }
 
-// topologyInfo marks the pods of a pod set placed in a topology. A pod set
-// placed on one node gets that node's hostname as a node selector and no
-// gate: kube-scheduler can only put it there. Otherwise each pod waits at
-// the topology gate until the ungater gives it its node; a selector on the
-// domain would not do, since kube-scheduler could then pack two placed
-// workloads' pods differently than the admission counted.
-func (r *Reconciler[T]) topologyInfo(ctx context.Context, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, info *PodSetInfo) error {
+// topologyInfo marks the pods of a pod set placed in a topology, so node
+// capacity knows them. A placement only checked (node fit Check) sends no
+// pod anywhere: kube-scheduler binds them on the flavor's nodes. A pinned
+// pod set placed on one node gets that node's hostname as a node selector
+// and no gate: kube-scheduler can only put it there. Otherwise each pod
+// waits at the topology gate until the ungater gives it its node; a
+// selector on the domain would not do, since kube-scheduler could then
+// pack two placed workloads' pods differently than the admission counted.
+func (r *Reconciler[T]) topologyInfo(ctx context.Context, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, pin bool, info *PodSetInfo) error {
 	ta := psa.TopologyAssignment
 	if ta == nil {
 		return nil
 	}
-	info.Topology = &TopologyInfo{Workload: wl.Name, Gate: true}
+	info.Topology = &TopologyInfo{Workload: wl.Name, Gate: pin}
+	if !pin {
+		return nil
+	}
 	if len(ta.Domains) != 1 || len(ta.Domains[0].Leaves) != 1 {
 		return nil
 	}

@@ -130,9 +130,9 @@ func toPod(p *corev1.Pod) *core.Pod {
 	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 		return nil
 	}
-	out := &core.Pod{Node: p.Spec.NodeName, Requests: core.Requests{}}
+	out := &core.Pod{Node: p.Spec.NodeName, Requests: core.Requests{}, Terminating: p.DeletionTimestamp != nil}
 	if name := p.Annotations[musterv1beta1.WorkloadAnnotation]; name != "" {
-		out.Workload = p.Namespace + "/" + name
+		out.Workload, out.PodSet = p.Namespace+"/"+name, p.Labels[musterv1beta1.PodSetLabel]
 	}
 	for name, q := range podrequests.PerPod(&p.Spec, nil, p.Spec.Overhead) {
 		if name != corev1.ResourcePods {

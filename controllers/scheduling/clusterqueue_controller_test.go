@@ -35,7 +35,7 @@ func TestActiveCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			state := NewState()
 			if tc.flavor {
-				state.applyFlavor(&musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}})
+				state.applyFlavor(quotaOnlyFlavor("a100"))
 			}
 			for child, parent := range map[string]string{"left": "right", "right": "left", "leaf": "root"} {
 				state.applyCohort(&musterv1beta1.Cohort{ObjectMeta: metav1.ObjectMeta{Name: child},

@@ -28,6 +28,9 @@ func toFlavor(rf *musterv1beta1.ResourceFlavor) *core.Flavor {
 	}
 	f.Tolerations = toTolerations(rf.Spec.Tolerations)
 	f.Topology = string(rf.Spec.TopologyName)
+	if f.Topology == "" && rf.Spec.EffectiveNodeFit() != musterv1beta1.NodeFitNone {
+		f.Topology = core.NodesTopology
+	}
 	return f
 }
 

@@ -50,7 +50,7 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 		}).Build()
 
 	state := NewState()
-	state.applyFlavor(&musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}})
+	state.applyFlavor(quotaOnlyFlavor("a100"))
 	state.applyClusterQueue(&musterv1beta1.ClusterQueue{
 		ObjectMeta: metav1.ObjectMeta{Name: "cq"},
 		Spec: musterv1beta1.ClusterQueueSpec{NamespaceSelector: &metav1.LabelSelector{}, ResourceGroups: []musterv1beta1.ResourceGroup{{
@@ -133,7 +133,7 @@ func testScheme() *runtime.Scheme {
 // lower-priority ones, with LocalQueue ns/lq.
 func preemptingState() *State {
 	state := NewState()
-	state.applyFlavor(&musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: "a100"}})
+	state.applyFlavor(quotaOnlyFlavor("a100"))
 	state.applyClusterQueue(&musterv1beta1.ClusterQueue{
 		ObjectMeta: metav1.ObjectMeta{Name: "cq"},
 		Spec: musterv1beta1.ClusterQueueSpec{
@@ -265,4 +265,11 @@ func TestDrainWritesTheDecisionsReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// quotaOnlyFlavor is a flavor that admits on quota alone: these tests
+// have no nodes.
+func quotaOnlyFlavor(name string) *musterv1beta1.ResourceFlavor {
+	return &musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: musterv1beta1.ResourceFlavorSpec{NodeFit: musterv1beta1.NodeFitNone}}
 }

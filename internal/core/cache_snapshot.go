@@ -2,6 +2,7 @@ package core
 
 import (
 	"maps"
+	"slices"
 	"sort"
 
 	"github.com/musterhq/muster/internal/topology"
@@ -93,6 +94,36 @@ func (c *Cache) snapshotCapacity(s *Snapshot) {
 			if q := s.queues[cw.wl.Admission.ClusterQueue]; q != nil && q.Workloads[key] == nil {
 				q.Workloads[key] = cw.wl
 			}
+		}
+	}
+	c.snapshotFootprints(s)
+}
+
+// snapshotFootprints records, for the admitted workloads the snapshot
+// holds one by one (the candidates of preemption), what each takes in each
+// tree: its pods as one-pod assignments on their nodes, and its unfilled
+// room. The slices are never changed in place, so they are shared.
+func (c *Cache) snapshotFootprints(s *Snapshot) {
+	for _, q := range s.queues {
+		for key := range q.Workloads {
+			var pods []*topology.Assignment
+			for pk := range c.capacity.podsOf[key] {
+				pods = append(pods, c.capacity.pods[pk].footprint())
+			}
+			unfilled := c.capacity.unfilled[key]
+			if len(pods) == 0 && len(unfilled) == 0 {
+				continue
+			}
+			if s.footprints == nil {
+				s.footprints = map[string]map[string][]*topology.Assignment{}
+			}
+			byTree := make(map[string][]*topology.Assignment, len(c.capacity.trees))
+			for name := range c.capacity.trees {
+				if as := append(slices.Clip(pods), unfilled[name]...); len(as) > 0 {
+					byTree[name] = as
+				}
+			}
+			s.footprints[key] = byTree
 		}
 	}
 }

@@ -9,11 +9,14 @@ import (
 
 // capacity is the node side of the cache: the topologies, the nodes and
 // the pods bound to them. Every topology tree holds every node that
-// carries its level labels, with free capacity = allocatable − the pods
-// bound there − the placements of admitted workloads. A pod is counted
-// once per tree: through its workload's placement when the workload is
-// admitted with one in that tree, else on its own. The invariant "a pod's
-// usage is in tree t exactly when counted(pod, t)" is kept by every event.
+// carries its level labels, with free capacity = allocatable − every pod
+// bound there, wherever its workload was placed − the part of admitted
+// workloads' placements that no live pod fills yet (their unfilled room).
+// A pod is counted where it actually is, from binding until it is gone,
+// so neither a pod kube-scheduler bound outside its placement (node fit
+// Check) nor one left behind on a node its placement moved from is
+// counted nowhere; the unfilled room keeps the placement's promise for
+// the pods still to come.
 type capacity struct {
 	trees map[string]*topology.Tree
 	nodes map[string]*Node
@@ -27,12 +30,24 @@ type capacity struct {
 	podsOf map[string]map[string]bool
 	// placedOn indexes admitted workloads with a placement by node.
 	placedOn map[string]map[string]bool
+	// unfilled is, per placed workload and tree, the room its placements
+	// still take beyond its live pods, as applied to the tree.
+	unfilled map[string]map[string][]*topology.Assignment
 }
 
 func newCapacity() *capacity {
-	return &capacity{trees: map[string]*topology.Tree{}, nodes: map[string]*Node{}, pods: map[string]*Pod{},
-		podsOf: map[string]map[string]bool{}, placedOn: map[string]map[string]bool{}}
+	c := &capacity{trees: map[string]*topology.Tree{}, nodes: map[string]*Node{}, pods: map[string]*Pod{},
+		podsOf: map[string]map[string]bool{}, placedOn: map[string]map[string]bool{},
+		unfilled: map[string]map[string][]*topology.Assignment{}}
+	c.trees[NodesTopology], _ = topology.New([]string{topology.HostnameLabel})
+	return c
 }
+
+// NodesTopology is the implicit topology of the flavors that check node
+// fit without a Topology of their own: one level, the hostname, over
+// every node. A Topology object cannot have this name (it is not a DNS
+// subdomain).
+const NodesTopology = "muster.dev/nodes"
 
 // UpsertTopology adds a topology or changes its levels. A new tree is
 // built from the nodes, pods and placements the cache holds, so it is
@@ -51,16 +66,14 @@ func (c *Cache) UpsertTopology(name string, levels []string) error {
 		t.SetNode(topologyNode(n))
 	}
 	for _, p := range c.capacity.pods {
-		if c.counted(p, name) {
-			t.AddUsage(p.Node, podUsage(p))
-		}
-	}
-	for _, cw := range c.workloads {
-		for _, pl := range placements(cw.wl, name) {
-			t.AddAssignment(pl.Assignment)
-		}
+		t.AddUsage(p.Node, podUsage(p))
 	}
 	c.capacity.trees[name] = t
+	for _, cw := range c.workloads {
+		if len(placements(cw.wl, name)) > 0 {
+			c.refill(cw.wl)
+		}
+	}
 	return nil
 }
 
@@ -69,7 +82,13 @@ func (c *Cache) UpsertTopology(name string, levels []string) error {
 func (c *Cache) DeleteTopology(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if name == NodesTopology {
+		return
+	}
 	delete(c.capacity.trees, name)
+	for _, byTree := range c.capacity.unfilled {
+		delete(byTree, name)
+	}
 }
 
 // HasTopology reports whether a topology is known.
@@ -85,13 +104,17 @@ func (c *Cache) HasTopology(name string) bool {
 func (c *Cache) SetNode(n *Node) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.capacity.nodes[n.Name]; ok && sameNode(old, n) {
+	old, ok := c.capacity.nodes[n.Name]
+	if ok && sameNode(old, n) {
 		return false
 	}
 	c.capacity.nodes[n.Name] = n
 	c.capacity.frozen = nil
 	for _, t := range c.capacity.trees {
 		t.SetNode(topologyNode(n))
+	}
+	if !ok || old.Ready != n.Ready {
+		c.refillOn(n.Name)
 	}
 	return true
 }
@@ -111,6 +134,7 @@ func (c *Cache) DeleteNode(name string) {
 	for _, t := range c.capacity.trees {
 		t.RemoveNode(name)
 	}
+	c.refillOn(name)
 }
 
 // SetPod records a pod bound to a node (or its new state).
@@ -118,6 +142,7 @@ func (c *Cache) SetPod(key string, p *Pod) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.dropPod(key)
+	p.asAssignment = newPodFootprint(p)
 	c.capacity.pods[key] = p
 	if p.Workload != "" {
 		if c.capacity.podsOf[p.Workload] == nil {
@@ -126,6 +151,7 @@ func (c *Cache) SetPod(key string, p *Pod) {
 		c.capacity.podsOf[p.Workload][key] = true
 	}
 	c.countPod(p, 1)
+	c.refillWorkload(p.Workload)
 }
 
 // QueuesUsingTopology lists the ClusterQueues with a flavor on a topology.
@@ -146,13 +172,11 @@ func (c *Cache) QueuesUsingTopology(topology string) []string {
 }
 
 // TopologyQueues lists the ClusterQueues with a flavor that has a
-// topology: those that wait on node capacity, not only quota.
+// topology (its own, or the nodes' when it checks node fit): those that
+// wait on node capacity, not only quota.
 func (c *Cache) TopologyQueues() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if len(c.capacity.trees) == 0 {
-		return nil
-	}
 	var out []string
 	for name, cq := range c.queues {
 		for _, f := range cq.flavorNames() {
@@ -170,8 +194,11 @@ func (c *Cache) TopologyQueues() []string {
 func (c *Cache) DeletePod(key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, ok := c.capacity.pods[key]
+	p, ok := c.capacity.pods[key]
 	c.dropPod(key)
+	if ok {
+		c.refillWorkload(p.Workload)
+	}
 	return ok
 }
 
@@ -190,13 +217,9 @@ func (c *Cache) dropPod(key string) {
 	}
 }
 
-// countPod adds (sign 1) or removes (-1) a pod's usage in the trees where
-// it counts on its own.
+// countPod adds (sign 1) or removes (-1) a pod's usage in every tree.
 func (c *Cache) countPod(p *Pod, sign int) {
-	for name, t := range c.capacity.trees {
-		if !c.counted(p, name) {
-			continue
-		}
+	for _, t := range c.capacity.trees {
 		if sign > 0 {
 			t.AddUsage(p.Node, podUsage(p))
 		} else {
@@ -205,50 +228,130 @@ func (c *Cache) countPod(p *Pod, sign int) {
 	}
 }
 
-// counted says whether a pod counts on its own in a tree: it belongs to no
-// workload admitted with a placement there.
-func (c *Cache) counted(p *Pod, tree string) bool {
-	if p.Workload == "" {
-		return true
-	}
-	cw, ok := c.workloads[p.Workload]
-	return !ok || len(placements(cw.wl, tree)) == 0
-}
-
-// place records an admitted workload's placements on their trees; its
-// pods stop counting on their own there. unplace undoes it.
+// place records an admitted workload's placements on their trees as
+// unfilled room; unplace gives it back. The pods count on their own
+// either way.
 func (c *Cache) place(wl *Workload) {
-	for name, t := range c.capacity.trees {
-		pls := placements(wl, name)
-		if len(pls) == 0 {
-			continue
-		}
-		for key := range c.capacity.podsOf[wl.Key] {
-			p := c.capacity.pods[key]
-			t.RemoveUsage(p.Node, podUsage(p))
-		}
-		for _, pl := range pls {
-			t.AddAssignment(pl.Assignment)
-		}
-	}
 	c.indexPlacements(wl, true)
+	c.refill(wl)
 }
 
 func (c *Cache) unplace(wl *Workload) {
-	for name, t := range c.capacity.trees {
-		pls := placements(wl, name)
-		if len(pls) == 0 {
-			continue
-		}
-		for _, pl := range pls {
-			t.RemoveAssignment(pl.Assignment)
-		}
-		for key := range c.capacity.podsOf[wl.Key] {
-			p := c.capacity.pods[key]
-			t.AddUsage(p.Node, podUsage(p))
+	c.setUnfilled(wl.Key, nil)
+	c.indexPlacements(wl, false)
+}
+
+// refillWorkload recomputes the unfilled room of the workload with this
+// key, if it is admitted.
+func (c *Cache) refillWorkload(key string) {
+	if key == "" {
+		return
+	}
+	if cw, ok := c.workloads[key]; ok {
+		c.refill(cw.wl)
+	}
+}
+
+// refillOn recomputes the unfilled room of the workloads with pods on a
+// node, after it became Ready or stopped being (or left): whether those
+// pods fill their placement depends on it.
+func (c *Cache) refillOn(node string) {
+	seen := map[string]bool{}
+	for _, p := range c.capacity.pods {
+		if p.Node == node && p.Workload != "" && !seen[p.Workload] {
+			seen[p.Workload] = true
+			c.refillWorkload(p.Workload)
 		}
 	}
-	c.indexPlacements(wl, false)
+}
+
+// refill recomputes a workload's unfilled room in every tree it is placed
+// in and applies the difference.
+func (c *Cache) refill(wl *Workload) {
+	if wl.Admission == nil {
+		return
+	}
+	var byTree map[string][]*topology.Assignment
+	for i, ps := range wl.Admission.PodSets {
+		pl := ps.Placement
+		if pl == nil || c.capacity.trees[pl.Topology] == nil {
+			continue
+		}
+		if a := c.unfilledOf(wl.Key, podSetName(wl, i), pl.Assignment); a != nil {
+			if byTree == nil {
+				byTree = map[string][]*topology.Assignment{}
+			}
+			byTree[pl.Topology] = append(byTree[pl.Topology], a)
+		}
+	}
+	c.setUnfilled(wl.Key, byTree)
+}
+
+// podSetName is the name of an admitted pod set, which its pods carry.
+func podSetName(wl *Workload, i int) string {
+	if n := wl.Admission.PodSets[i].Name; n != "" {
+		return n
+	}
+	if i < len(wl.PodSets) {
+		return wl.PodSets[i].Name
+	}
+	return ""
+}
+
+// setUnfilled replaces what a workload's unfilled room takes in the trees.
+func (c *Cache) setUnfilled(key string, byTree map[string][]*topology.Assignment) {
+	for name, as := range c.capacity.unfilled[key] {
+		if t := c.capacity.trees[name]; t != nil {
+			for _, a := range as {
+				t.RemoveAssignment(a)
+			}
+		}
+	}
+	for name, as := range byTree {
+		for _, a := range as {
+			c.capacity.trees[name].AddAssignment(a)
+		}
+	}
+	if byTree == nil {
+		delete(c.capacity.unfilled, key)
+	} else {
+		c.capacity.unfilled[key] = byTree
+	}
+}
+
+// unfilledOf is the part of a pod set's placement that its live pods (bound
+// to a Ready node and not terminating) do not fill: per node, the placed
+// count less the live pods there, and in all no more than the pods still to
+// come. nil when the pods fill it.
+func (c *Cache) unfilledOf(key, podSet string, pl *topology.Assignment) *topology.Assignment {
+	live := map[string]int32{}
+	var total, placed int32
+	for pk := range c.capacity.podsOf[key] {
+		p := c.capacity.pods[pk]
+		if p.PodSet != podSet || p.Terminating {
+			continue
+		}
+		if n := c.capacity.nodes[p.Node]; n != nil && n.Ready {
+			live[p.Node]++
+			total++
+		}
+	}
+	for _, n := range pl.Nodes {
+		placed += n.Count
+	}
+	budget := placed - total
+	out := &topology.Assignment{PodSet: pl.PodSet, Levels: pl.Levels, Request: pl.Request}
+	for _, n := range pl.Nodes {
+		take := min(max(n.Count-live[n.Name], 0), max(budget, 0))
+		if take > 0 {
+			out.Nodes = append(out.Nodes, topology.NodeCount{Name: n.Name, Count: take})
+			budget -= take
+		}
+	}
+	if len(out.Nodes) == 0 {
+		return nil
+	}
+	return out
 }
 
 func (c *Cache) indexPlacements(wl *Workload, add bool) {

@@ -66,9 +66,28 @@ type Pod struct {
 	Node     string
 	Requests Requests
 	// Workload is the key of the Muster workload the pod belongs to, or
-	// empty: the pods of a workload admitted with a placement are counted
-	// through the placement, from admission on, not one by one.
+	// empty, and PodSet the name of its pod set: a live pod of a placed
+	// pod set fills its placement's room instead of adding to it.
 	Workload string
+	PodSet   string
+	// Terminating: the pod is being deleted. It still takes its node until
+	// it is gone, but fills no placement: its replacement needs the room.
+	Terminating bool
+
+	asAssignment *topology.Assignment
+}
+
+// footprint is the pod as a one-pod assignment on its node (built when the
+// cache records the pod).
+func (p *Pod) footprint() *topology.Assignment {
+	if p.asAssignment == nil {
+		return newPodFootprint(p)
+	}
+	return p.asAssignment
+}
+
+func newPodFootprint(p *Pod) *topology.Assignment {
+	return &topology.Assignment{Nodes: []topology.NodeCount{{Name: p.Node, Count: 1}}, Request: topology.Resources(p.Requests)}
 }
 
 // Placement is where an admitted pod set's pods go in a topology.

@@ -68,6 +68,10 @@ func (u *placementUnit) place(s *Snapshot) ([]*Placement, *placeFailure) {
 		as, err = ts.PlaceGroup(u.sets)
 	}
 	if err != nil {
+		var nf *topology.NoFit
+		if errors.As(err, &nf) && u.flavor.Topology == NodesTopology {
+			nf.Nodes = true
+		}
 		return nil, &placeFailure{flavor: u.flavor.Name, never: errors.Is(err, topology.ErrInvalid),
 			reason: Reason{Text: fmt.Sprintf("flavor %s: %s", u.flavor.Name, describe(err))}}
 	}

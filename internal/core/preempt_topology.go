@@ -79,26 +79,25 @@ func (fc *fitCheck) restoreAll(cs []candidate) {
 	}
 }
 
-// move frees (take false) or takes again a workload's placements in the
-// copied topologies.
+// move frees (take false) or takes again what a workload holds in the
+// copied topologies: its pods where they are, and its placements' unfilled
+// room.
 func (fc *fitCheck) move(w *Workload, take bool) {
 	if fc.sim == nil {
 		return
 	}
-	for _, ps := range w.Admission.PodSets {
-		pl := ps.Placement
-		if pl == nil {
-			continue
-		}
-		ts := fc.sim.topologies[pl.Topology]
-		if ts == nil || ts == fc.s.topologies[pl.Topology] {
+	for name, as := range fc.s.footprints[w.Key] {
+		ts := fc.sim.topologies[name]
+		if ts == nil || ts == fc.s.topologies[name] {
 			continue // not copied: the preemptor does not place there
 		}
-		a := ts.Bind(pl.Assignment)
-		if take {
-			_ = ts.Apply(a)
-		} else {
-			_ = ts.Unapply(a)
+		for _, a := range as {
+			b := ts.Bind(a)
+			if take {
+				_ = ts.Apply(b)
+			} else {
+				_ = ts.Unapply(b)
+			}
 		}
 	}
 }

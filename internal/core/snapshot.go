@@ -44,6 +44,9 @@ type Snapshot struct {
 	// broken maps admitted workloads to the nodes of their placements
 	// that failed (gone, not Ready, tainted NoExecute).
 	broken map[string][]string
+	// footprints is what each admitted workload held one by one takes in
+	// each topology (see snapshotFootprints).
+	footprints map[string]map[string][]*topology.Assignment
 	// admitLimit, when positive, is how many new admissions the cycle may
 	// decide (see LimitAdmissions).
 	admitLimit int

@@ -175,7 +175,7 @@ func TestTopologyPodsOfAPlacedWorkloadCountOnce(t *testing.T) {
 	}
 	// Its pods start: they are counted through the placement, not again.
 	for _, p := range []string{"ns/w-0", "ns/w-1"} {
-		c.SetPod(p, &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 4}, Workload: "ns/w"})
+		c.SetPod(p, &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 4}, Workload: "ns/w", PodSet: "main"})
 	}
 	if free := freeGPUs(t, c, "b1-r1-n1"); free != 0 {
 		t.Fatalf("free = %d, want 0 (8 GPUs, 8 placed)", free)
@@ -206,7 +206,7 @@ func TestTopologyCapacityIsTheSameInAnyEventOrder(t *testing.T) {
 		"topology": func(c *Cache) { _ = c.UpsertTopology("fabric", tasLevels) },
 		"node":     func(c *Cache) { c.SetNode(gpuNode("b1-r1-n1", 8)) },
 		"pod": func(c *Cache) {
-			c.SetPod("ns/w-0", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 4}, Workload: "ns/w"})
+			c.SetPod("ns/w-0", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 4}, Workload: "ns/w", PodSet: "main"})
 		},
 		"other":    func(c *Cache) { c.SetPod("x/o", &Pod{Node: "b1-r1-n1", Requests: Requests{gpu: 2}}) },
 		"workload": func(c *Cache) { c.AddOrUpdateWorkload(w) },

@@ -25,6 +25,13 @@ type NoFit struct {
 	// Group names the pod sets that had to share one domain, when the
 	// pod set was placed as part of a group.
 	Group []string
+	// Closest is the node the pod set may use with the most free of its
+	// first requested resource, when the pods did not fit anywhere (not
+	// Required): the node that comes closest to holding one more pod.
+	Closest *DomainFree
+	// Nodes says the topology is the implicit one of a flavor's nodes, to
+	// word the reason about nodes rather than a topology.
+	Nodes bool
 }
 
 // DomainFree is what one domain offers a pod set: how many of its pods fit
@@ -49,13 +56,17 @@ func (e *NoFit) Describe(format func(res string, amount int64) string) string {
 		fmt.Fprintf(&b, " in slices of %d per %s", e.SliceSize, e.SliceLevel)
 	}
 	b.WriteString(")")
-	where := "the topology"
+	scope := "the topology"
+	if e.Nodes {
+		scope = "its nodes"
+	}
+	where := scope
 	switch e.Mode {
 	case Required:
 		fmt.Fprintf(&b, " in one %s", e.Level)
 		where = e.Level
 	case Preferred:
-		b.WriteString(" anywhere in the topology")
+		b.WriteString(" anywhere in " + scope)
 	}
 	if others := e.others(); len(others) > 0 {
 		fmt.Fprintf(&b, " together with %s", strings.Join(others, ", "))
@@ -68,12 +79,17 @@ func (e *NoFit) Describe(format func(res string, amount int64) string) string {
 		b.WriteString("; no node qualifies")
 		return b.String()
 	}
-	if len(e.Best.Values) > 0 {
-		fmt.Fprintf(&b, "; best %s %s", where, e.Best.Values[len(e.Best.Values)-1])
-	} else {
-		b.WriteString("; " + where)
+	switch {
+	case len(e.Best.Values) > 0:
+		fmt.Fprintf(&b, "; best %s %s holds %d pods, has %s free", where, e.Best.Values[len(e.Best.Values)-1], e.Best.Pods, formatResources(e.Best.Free, format))
+	case e.Nodes:
+		fmt.Fprintf(&b, "; its nodes hold %d pods, have %s free in all", e.Best.Pods, formatResources(e.Best.Free, format))
+	default:
+		fmt.Fprintf(&b, "; %s holds %d pods, has %s free", where, e.Best.Pods, formatResources(e.Best.Free, format))
 	}
-	fmt.Fprintf(&b, " holds %d pods, has %s free", e.Best.Pods, formatResources(e.Best.Free, format))
+	if c := e.Closest; c != nil && len(c.Values) > 0 {
+		fmt.Fprintf(&b, "; closest node %s has %s free", c.Values[len(c.Values)-1], formatResources(c.Free, format))
+	}
 	return b.String()
 }
 
@@ -111,8 +127,38 @@ func (f *fitter) noFit() *NoFit {
 	}
 	if len(f.y.names) > 0 {
 		e.Best = f.domainFree(-1, 0)
+		e.Closest = f.closestNode()
 	}
 	return e
+}
+
+// closestNode is the allowed node with the most free of the pod set's
+// first requested resource; nil when none is allowed.
+func (f *fitter) closestNode() *DomainFree {
+	best := -1
+	var most int64
+	for i := range f.y.names {
+		if !f.allowed(i) {
+			continue
+		}
+		var free int64
+		if len(f.p.req) > 0 && f.p.req[0].res >= 0 {
+			free = f.s.free[i*f.s.nres+f.p.req[0].res]
+		}
+		if best < 0 || free > most {
+			best, most = i, free
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	d := &DomainFree{Values: []string{f.y.names[best]}, Free: Resources{}, Pods: f.pods[best+1] - f.pods[best]}
+	for k, name := range f.p.names {
+		if q := f.p.req[k]; q.res >= 0 {
+			d.Free[name] = f.s.free[best*f.s.nres+q.res]
+		}
+	}
+	return d
 }
 
 // noFitAt describes the failure to hold the plan in one domain of level l.

@@ -155,6 +155,17 @@ func (b *ResourceFlavorBuilder) Toleration(t corev1.Toleration) *ResourceFlavorB
 	return b
 }
 
+// NodeFit sets how the flavor checks that its nodes hold a workload.
+func (b *ResourceFlavorBuilder) NodeFit(m musterv1beta1.NodeFitMode) *ResourceFlavorBuilder {
+	b.rf.Spec.NodeFit = m
+	return b
+}
+
+// QuotaOnly makes the flavor admit on quota alone (node fit None): for
+// suites on an API server without nodes, where the default, Check, would
+// admit nothing.
+func (b *ResourceFlavorBuilder) QuotaOnly() *ResourceFlavorBuilder { return b.NodeFit(musterv1beta1.NodeFitNone) }
+
 // Obj returns the ResourceFlavor.
 func (b *ResourceFlavorBuilder) Obj() *musterv1beta1.ResourceFlavor { return b.rf.DeepCopy() }
 

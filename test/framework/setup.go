@@ -60,7 +60,7 @@ func (e *Env) NewGPUQueue(t testing.TB, prefix, flavor, gpuQuota string) GPUQueu
 	ns := e.NewNamespace(t, prefix, nil)
 	q := GPUQueue{Namespace: ns, Flavor: flavor + "-" + ns, ClusterQueue: "cq-" + ns, LocalQueue: "main"}
 	e.CreateAll(t,
-		builder.MakeResourceFlavor(q.Flavor).NodeLabel("gpu", "a100").Obj(),
+		builder.MakeResourceFlavor(q.Flavor).NodeLabel("gpu", "a100").QuotaOnly().Obj(),
 		builder.MakeClusterQueue(q.ClusterQueue).ResourceGroup(builder.MakeFlavorQuotas(q.Flavor).Resource(GPU, gpuQuota).Obj()).Obj(),
 		builder.MakeLocalQueue(q.LocalQueue, ns).ClusterQueue(q.ClusterQueue).Obj())
 	return q

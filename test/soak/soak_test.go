@@ -76,7 +76,7 @@ func TestSoak(t *testing.T) {
 		}
 		objs = append(objs, cq, MakeLocalQueue(fmt.Sprintf("q%d", i), ns).ClusterQueue(name).Obj())
 	}
-	objs = append(objs, MakeResourceFlavor(flavor).Obj(), MakeWorkloadPriorityClass("high-"+ns, 100))
+	objs = append(objs, MakeResourceFlavor(flavor).QuotaOnly().Obj(), MakeWorkloadPriorityClass("high-"+ns, 100))
 	env.CreateAll(t, objs...)
 
 	var restarts atomic.Int64

@@ -158,12 +158,16 @@ func (t Target) object(kind, namespace, name string, spec map[string]any) *unstr
 }
 
 // ResourceFlavor is the one flavor of the mix; with a topology it selects
-// the topology's nodes by their flavor label.
+// the topology's nodes by their flavor label. Without one the mix has no
+// nodes, and Muster's flavor admits on quota alone (node fit None), as
+// Kueue's does.
 func (t Target) ResourceFlavor(name string, topo *TopologyPlan) *unstructured.Unstructured {
 	spec := map[string]any{}
 	if topo != nil {
 		spec["topologyName"] = topo.Name
 		spec["nodeLabels"] = map[string]any{topo.FlavorLabel: flavorNodeValue}
+	} else if t.Name == "muster" {
+		spec["nodeFit"] = "None"
 	}
 	return t.object("ResourceFlavor", "", name, spec)
 }

@@ -80,7 +80,7 @@ func TestCohortValidation(t *testing.T) {
 
 func TestResourceFlavorLimits(t *testing.T) {
 	g := NewWithT(t)
-	rf := MakeResourceFlavor("many-labels").Obj()
+	rf := MakeResourceFlavor("many-labels").QuotaOnly().Obj()
 	rf.Spec.NodeLabels = map[string]string{}
 	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i"} {
 		rf.Spec.NodeLabels[k] = "x"

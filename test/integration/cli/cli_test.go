@@ -75,8 +75,8 @@ func setUpQueues(t *testing.T) {
 	g := NewWithT(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
 	env.CreateAll(t, ns,
-		MakeResourceFlavor("a100").NodeLabel("gpu", "a100").Obj(),
-		MakeResourceFlavor("h100").NodeLabel("gpu", "h100").Obj(),
+		MakeResourceFlavor("a100").NodeLabel("gpu", "a100").QuotaOnly().Obj(),
+		MakeResourceFlavor("h100").NodeLabel("gpu", "h100").QuotaOnly().Obj(),
 		MakeClusterQueue("gpus").Cohort("pool").ResourceGroup(
 			MakeFlavorQuotas("a100").Resource(framework.GPU, "4").Obj(),
 			MakeFlavorQuotas("h100").Resource(framework.GPU, "2").Obj()).Obj(),

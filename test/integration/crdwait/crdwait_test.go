@@ -32,7 +32,7 @@ func TestIntegrationWaitsForItsCRD(t *testing.T) {
 	env.StartManager(t) // returns once the webhook server, and so readiness, is up
 	ns := env.NewNamespace(t, "crdwait", nil)
 	env.CreateAll(t,
-		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).Obj(),
+		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).QuotaOnly().Obj(),
 		MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "8").Obj()).Obj(),
 		MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj())
 

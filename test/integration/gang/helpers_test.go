@@ -28,7 +28,7 @@ func newGangQueue(t *testing.T, provider musterv1beta1.GangSchedulerProvider, qu
 	q.cq = "cq-" + q.ns
 	flavor := "f-" + q.ns
 	env.CreateAll(t,
-		MakeResourceFlavor(flavor).Obj(),
+		MakeResourceFlavor(flavor).QuotaOnly().Obj(),
 		MakeClusterQueue(q.cq).GangScheduling(provider, queue).ResourceGroup(MakeFlavorQuotas(flavor).Resource(gpu, quota).Obj()).Obj(),
 		MakeLocalQueue(q.lq, q.ns).ClusterQueue(q.cq).Obj())
 	return q

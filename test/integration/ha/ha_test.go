@@ -54,7 +54,7 @@ func TestOnlyTheLeaderAdmitsAndTheOtherTakesOver(t *testing.T) {
 
 	ns := env.NewNamespace(t, "ha", nil)
 	env.CreateAll(t,
-		MakeResourceFlavor("f-"+ns).Obj(),
+		MakeResourceFlavor("f-"+ns).QuotaOnly().Obj(),
 		MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(corev1.ResourceCPU, "4").Obj()).Obj(),
 		MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj())
 	workload := func(name string) *musterv1beta1.Workload {

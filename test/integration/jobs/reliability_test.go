@@ -97,7 +97,7 @@ func TestFlavorAndQueuesInAnyOrder(t *testing.T) {
 	env.StartManager(t)
 	type step func(ns string) client.Object
 	steps := map[string]step{
-		"flavor": func(ns string) client.Object { return MakeResourceFlavor("f-"+ns).NodeLabel("gpu", "a100").Obj() },
+		"flavor": func(ns string) client.Object { return MakeResourceFlavor("f-"+ns).NodeLabel("gpu", "a100").QuotaOnly().Obj() },
 		"cq": func(ns string) client.Object {
 			return MakeClusterQueue("cq-" + ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "4").Obj()).Obj()
 		},
@@ -194,7 +194,7 @@ func TestQuotaNeverOversubscribedInACohort(t *testing.T) {
 		return MakeClusterQueue(name + "-" + ns).Cohort("c-" + ns).
 			ResourceGroup(MakeFlavorQuotas(flavor).Resource(gpu, "6", borrowing).Obj()).Obj()
 	}
-	env.CreateAll(t, MakeResourceFlavor(flavor).NodeLabel("gpu", "a100").Obj(), mk("a", "4"), mk("b", ""),
+	env.CreateAll(t, MakeResourceFlavor(flavor).NodeLabel("gpu", "a100").QuotaOnly().Obj(), mk("a", "4"), mk("b", ""),
 		MakeLocalQueue("a", ns).ClusterQueue("a-"+ns).Obj(), MakeLocalQueue("b", ns).ClusterQueue("b-"+ns).Obj())
 
 	sampler := &framework.QuotaSampler{Client: env.Client, Namespace: ns, Resource: gpu,

@@ -100,7 +100,7 @@ func setupCPUQueues(t *testing.T, cpuQuota string) testQueues {
 	ns := env.NewNamespace(t, "test", nil)
 	q := testQueues{ns: ns, flavor: "plain-" + ns, cq: "cq-" + ns, lq: "main"}
 	env.CreateAll(t,
-		MakeResourceFlavor(q.flavor).NodeLabel("cpu", "plain").Obj(),
+		MakeResourceFlavor(q.flavor).NodeLabel("cpu", "plain").QuotaOnly().Obj(),
 		MakeClusterQueue(q.cq).ResourceGroup(MakeFlavorQuotas(q.flavor).Resource(corev1.ResourceCPU, cpuQuota).Obj()).Obj(),
 		MakeLocalQueue(q.lq, q.ns).ClusterQueue(q.cq).Obj(),
 	)

@@ -30,7 +30,7 @@ func TestClusterQueueInactiveUntilItsFlavorExists(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, j)).To(Succeed())
 	expectPending(t, j, "ClusterQueue "+cq.Name+" is inactive: ResourceFlavor late-"+q.ns+" not found")
 
-	rf := MakeResourceFlavor("late-"+q.ns).NodeLabel("gpu", "a100").Obj()
+	rf := MakeResourceFlavor("late-"+q.ns).NodeLabel("gpu", "a100").QuotaOnly().Obj()
 	g.Expect(env.Client.Create(ctx, rf)).To(Succeed())
 	t.Cleanup(func() { _ = env.Client.Delete(ctx, rf) })
 	expectActive(t, cq.Name, metav1.ConditionTrue, musterv1beta1.ReasonReady)

@@ -24,7 +24,7 @@ func setup(t *testing.T, gpuQuota string) (ns, cq string) {
 	ns = env.NewNamespace(t, "kinds", nil)
 	cq = "cq-" + ns
 	env.CreateAll(t,
-		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).Toleration(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}).Obj(),
+		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).Toleration(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists}).QuotaOnly().Obj(),
 		MakeClusterQueue(cq).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, gpuQuota).Obj()).Obj(),
 		MakeLocalQueue("main", ns).ClusterQueue(cq).Obj())
 	return ns, cq

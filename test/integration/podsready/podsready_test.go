@@ -42,7 +42,7 @@ func podsReady(block bool) func(*configv1beta1.Configuration) {
 func setup(t *testing.T) string {
 	ns := env.NewNamespace(t, "podsready", nil)
 	env.CreateAll(t,
-		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).Obj(),
+		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).QuotaOnly().Obj(),
 		MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "8").Obj()).Obj(),
 		MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj())
 	return ns

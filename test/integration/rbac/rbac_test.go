@@ -47,7 +47,7 @@ func TestManagerWorksWithTheGeneratedRole(t *testing.T) {
 	ns := env.NewNamespace(t, "rbac", nil)
 	gpu := corev1.ResourceName("nvidia.com/gpu")
 	env.CreateAll(t,
-		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).Obj(),
+		MakeResourceFlavor("f-"+ns).NodeLabel("pool", ns).QuotaOnly().Obj(),
 		MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "4").Obj()).Obj(),
 		MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj())
 	first, second := MakeJob("first", ns).Queue("main").Request(gpu, "4").Obj(), MakeJob("second", ns).Queue("main").Request(gpu, "4").Obj()

@@ -26,7 +26,7 @@ type world struct {
 func newWorld(t *testing.T) world {
 	ns := env.NewNamespace(t, "sched", nil)
 	w := world{ns: ns, flavor: "f-" + ns, cohort: "c-" + ns}
-	env.CreateAll(t, MakeResourceFlavor(w.flavor).NodeLabel("pool", "gpu").Obj())
+	env.CreateAll(t, MakeResourceFlavor(w.flavor).NodeLabel("pool", "gpu").QuotaOnly().Obj())
 	return w
 }
 
