@@ -164,7 +164,9 @@ func (b *ResourceFlavorBuilder) NodeFit(m musterv1beta1.NodeFitMode) *ResourceFl
 // QuotaOnly makes the flavor admit on quota alone (node fit None): for
 // suites on an API server without nodes, where the default, Check, would
 // admit nothing.
-func (b *ResourceFlavorBuilder) QuotaOnly() *ResourceFlavorBuilder { return b.NodeFit(musterv1beta1.NodeFitNone) }
+func (b *ResourceFlavorBuilder) QuotaOnly() *ResourceFlavorBuilder {
+	return b.NodeFit(musterv1beta1.NodeFitNone)
+}
 
 // Obj returns the ResourceFlavor.
 func (b *ResourceFlavorBuilder) Obj() *musterv1beta1.ResourceFlavor { return b.rf.DeepCopy() }

@@ -97,7 +97,9 @@ func TestFlavorAndQueuesInAnyOrder(t *testing.T) {
 	env.StartManager(t)
 	type step func(ns string) client.Object
 	steps := map[string]step{
-		"flavor": func(ns string) client.Object { return MakeResourceFlavor("f-"+ns).NodeLabel("gpu", "a100").QuotaOnly().Obj() },
+		"flavor": func(ns string) client.Object {
+			return MakeResourceFlavor("f-"+ns).NodeLabel("gpu", "a100").QuotaOnly().Obj()
+		},
 		"cq": func(ns string) client.Object {
 			return MakeClusterQueue("cq-" + ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(gpu, "4").Obj()).Obj()
 		},
