@@ -135,7 +135,9 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	}
 	active := activeCondition(cq, st)
 	meta.SetStatusCondition(&newStatus.Conditions, active)
-	r.recordQueueMetrics(cq, st, active)
+	if r.state.Leading() { // one replica's series, not one per replica
+		r.recordQueueMetrics(cq, st, active)
+	}
 	if equality.Semantic.DeepEqual(&cq.Status, newStatus) {
 		return 0, nil
 	}
@@ -246,9 +248,10 @@ func (r *ClusterQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return queueStatusDelay(cqs)
 		}, r.workloadToClusterQueue)).
 		WatchesRawSource(source.Channel(r.state.clusterQueueEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.state.resyncSource("clusterqueue")).
 		Named("clusterqueue").
 		// One worker: the generations map is not shared between goroutines.
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1, RecoverPanic: ptr.To(true)}).
+		WithOptions(everyReplica(controller.Options{MaxConcurrentReconciles: 1, RecoverPanic: ptr.To(true)})).
 		Complete(r)
 }
 

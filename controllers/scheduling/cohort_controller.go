@@ -94,8 +94,9 @@ func (r *CohortReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.generations = map[string]int64{}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.Cohort{}).
+		WatchesRawSource(r.state.resyncSource("cohort")).
 		Named("cohort").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1})
+		WithOptions(everyReplica(controller.Options{MaxConcurrentReconciles: 1}))
 	if r.fairSharing {
 		// Shares move with admissions: refresh the cohorts above a
 		// workload's queue, coalesced.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -83,7 +84,9 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, musterv1beta1.ReasonClusterQueueInactive, "ClusterQueue "+cq+" is inactive: "+st.Inactive
 	}
 	meta.SetStatusCondition(&newStatus.Conditions, cond)
-	r.recordMetrics(lq, usage, cond)
+	if r.state.Leading() { // one replica's series, not one per replica
+		r.recordMetrics(lq, usage, cond)
+	}
 	if equality.Semantic.DeepEqual(&lq.Status, newStatus) {
 		return 0, nil
 	}
@@ -126,7 +129,9 @@ func (r *LocalQueueReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: wl.Namespace, Name: string(wl.Spec.QueueName)}}}
 		})).
 		Watches(&musterv1beta1.ClusterQueue{}, coalescing(r.clusterQueueToLocalQueues(mgr.GetClient()))).
+		WatchesRawSource(r.state.resyncSource("localqueue")).
 		Named("localqueue").
+		WithOptions(everyReplica(controller.Options{})).
 		Complete(r)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
@@ -54,5 +55,6 @@ func (r *PriorityClassReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.WorkloadPriorityClass{}).
 		Named("workloadpriorityclass").
+		WithOptions(everyReplica(controller.Options{})).
 		Complete(r)
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -82,6 +83,8 @@ func (r *ResourceFlavorReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return reqs
 		})).
+		WatchesRawSource(r.state.resyncSource("resourceflavor")).
 		Named("resourceflavor").
+		WithOptions(everyReplica(controller.Options{})).
 		Complete(r)
 }

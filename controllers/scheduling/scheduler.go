@@ -66,9 +66,14 @@ const pendingRefresh = 30 * time.Second
 func (s *Scheduler) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("scheduler")
 	ctx = log.IntoContext(ctx, logger)
-	if err := s.rebuild(ctx); err != nil {
-		return fmt.Errorf("rebuilding the scheduling cache: %w", err)
+	if err := s.state.waitSynced(ctx); err != nil {
+		return nil //nolint:nilerr // stopped before the state was rebuilt
 	}
+	if err := s.state.restoreDecayedFrom(ctx, s.reader); err != nil {
+		return fmt.Errorf("restoring decayed usage: %w", err)
+	}
+	s.state.becomeLeader(ctx, s.reader)
+	s.state.Queues.Notify()
 	s.settle(ctx)
 	logger.Info("Started scheduler")
 	go s.reasons.run(ctx, 2)
@@ -114,10 +119,11 @@ func (s *Scheduler) drain() { s.writes.drain() }
 // NeedLeaderElection makes the scheduler run on the leader only.
 func (s *Scheduler) NeedLeaderElection() bool { return true }
 
-// rebuild loads every object into the core before the first cycle, so that
+// rebuild loads every object into the core once, on every replica, before
+// the controllers apply anything and before the first cycle, so that
 // nothing is admitted against a half-known cache after a restart, whatever
 // order the informers deliver objects in.
-func (s *Scheduler) rebuild(ctx context.Context) error {
+func rebuild(ctx context.Context, reader client.Reader, state *State, clk clock.PassiveClock) error {
 	var rfs musterv1beta1.ResourceFlavorList
 	var cohorts musterv1beta1.CohortList
 	var cqs musterv1beta1.ClusterQueueList
@@ -129,8 +135,8 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 	var pods corev1.PodList
 	var wpcs musterv1beta1.WorkloadPriorityClassList
 	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods, &wpcs} {
-		if err := s.reader.List(ctx, l); err != nil {
-			return err
+		if err := reader.List(ctx, l); err != nil {
+			return fmt.Errorf("rebuilding the scheduling cache: %w", err)
 		}
 	}
 	nsLabels := make(map[string]map[string]string, len(nss.Items))
@@ -138,39 +144,40 @@ func (s *Scheduler) rebuild(ctx context.Context) error {
 		nsLabels[ns.Name] = ns.Labels
 	}
 	for i := range rfs.Items {
-		s.state.applyFlavor(&rfs.Items[i])
+		state.applyFlavor(&rfs.Items[i])
 	}
 	for i := range topologies.Items {
-		_ = s.state.applyTopology(&topologies.Items[i]) // its controller reports an error
+		_ = state.applyTopology(&topologies.Items[i]) // its controller reports an error
 	}
 	for i := range nodes.Items {
-		s.state.applyNode(&nodes.Items[i])
+		state.applyNode(&nodes.Items[i])
 	}
 	for i := range pods.Items {
-		s.state.applyPod(&pods.Items[i])
+		state.applyPod(&pods.Items[i])
 	}
 	for i := range wpcs.Items {
-		s.state.applyPriorityClass(&wpcs.Items[i])
+		state.applyPriorityClass(&wpcs.Items[i])
 	}
 	for i := range cohorts.Items {
-		s.state.applyCohort(&cohorts.Items[i])
-		s.state.restoreDecayed(cohorts.Items[i].Name, true, cohorts.Items[i].Status.FairSharing)
+		state.applyCohort(&cohorts.Items[i])
+		state.restoreDecayed(cohorts.Items[i].Name, true, cohorts.Items[i].Status.FairSharing)
 	}
 	for i := range cqs.Items {
-		s.state.applyClusterQueue(&cqs.Items[i])
-		s.state.restoreDecayed(cqs.Items[i].Name, false, cqs.Items[i].Status.FairSharing)
+		state.applyClusterQueue(&cqs.Items[i])
+		state.restoreDecayed(cqs.Items[i].Name, false, cqs.Items[i].Status.FairSharing)
 	}
 	for i := range lqs.Items {
-		s.state.applyLocalQueue(&lqs.Items[i])
-		s.state.restoreLocalQueueDecayed(lqs.Items[i].Namespace+"/"+lqs.Items[i].Name, lqs.Items[i].Status.FairSharing)
+		state.applyLocalQueue(&lqs.Items[i])
+		state.restoreLocalQueueDecayed(lqs.Items[i].Namespace+"/"+lqs.Items[i].Name, lqs.Items[i].Status.FairSharing)
 	}
 	for i := range wls.Items {
-		s.state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], s.clock.Now())
+		state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], clk.Now())
 	}
 	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
 		"localQueues", len(lqs.Items), "workloads", len(wls.Items), "topologies", len(topologies.Items), "nodes", len(nodes.Items))
-	s.state.markSynced()
-	s.state.Queues.Notify()
+	state.markSynced()
+	state.Queues.Notify()
+	<-ctx.Done()
 	return nil
 }
 

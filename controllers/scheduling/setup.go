@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
@@ -48,13 +47,14 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
 	state.requeueByCreation = opts.RequeueByCreation
 	state.defaultGang = opts.DefaultGang
+	state.statusReason = reasonInStatus(mgr.GetCache())
 	if opts.UsageDecay != nil {
 		state.Cache.SetUsageDecay(*opts.UsageDecay, opts.UsageSampling)
 		if err := mgr.Add(&usageSampler{state: state, clock: opts.Clock, interval: opts.UsageSampling}); err != nil {
 			return nil, err
 		}
 	}
-	c := mgr.GetClient()
+	c := leaderWrites(mgr.GetClient(), state)
 	reconcilers := []interface{ SetupWithManager(ctrl.Manager) error }{
 		&ResourceFlavorReconciler{client: c, state: state},
 		&CohortReconciler{client: c, state: state, fairSharing: fairSharing},
@@ -70,12 +70,25 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 		}
 	}
 	feed := &capacityFeed{state: state}
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	if err := mgr.Add(everyReplicaRunnable(func(ctx context.Context) error {
 		return feed.register(ctx, mgr.GetCache())
 	})); err != nil {
 		return nil, err
 	}
-	s := newScheduler(c, mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS)
+	if err := mgr.Add(everyReplicaRunnable(func(ctx context.Context) error {
+		return rebuild(ctx, mgr.GetCache(), state, opts.Clock)
+	})); err != nil {
+		return nil, err
+	}
+	s := newScheduler(mgr.GetClient(), mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS)
 	s.writes.latency = opts.WriteLatency
 	return state, mgr.Add(s)
 }
+
+// everyReplicaRunnable runs fn on every replica, leader or not.
+type everyReplicaRunnable func(ctx context.Context) error
+
+func (r everyReplicaRunnable) Start(ctx context.Context) error { return r(ctx) }
+
+// NeedLeaderElection is false: see replicas.go.
+func (r everyReplicaRunnable) NeedLeaderElection() bool { return false }

@@ -61,6 +61,11 @@ type State struct {
 	reasonOf func(key string) (core.Pending, bool)
 	// recent are the scheduler's latest writes, for the dashboard.
 	recent recentLog
+	// leader is whether this replica leads (replicas.go).
+	leader *leadership
+	// statusReason reads a pending reason from a workload's status, for
+	// the workloads the scheduler here has not decided (a follower's).
+	statusReason func(key string) string
 }
 
 // NewState returns an empty state.
@@ -70,6 +75,7 @@ func NewState() *State {
 		synced:             make(chan struct{}),
 		localQueues:        map[string]localQueueState{},
 		clusterQueueEvents: make(chan event.GenericEvent, 1024),
+		leader:             newLeadership(),
 	}
 }
 

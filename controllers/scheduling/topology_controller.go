@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -92,7 +93,9 @@ func (r *TopologyReconciler) updateStatus(ctx context.Context, t *musterv1beta1.
 
 // SetupWithManager registers the reconciler.
 func (r *TopologyReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).For(&musterv1beta1.Topology{}).Complete(r)
+	return ctrl.NewControllerManagedBy(mgr).For(&musterv1beta1.Topology{}).
+		WatchesRawSource(r.state.resyncSource("topology")).
+		WithOptions(everyReplica(controller.Options{})).Complete(r)
 }
 
 // applyTopology gives the core a topology's levels.

@@ -114,8 +114,9 @@ func (r *WorkloadReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A namespace's labels decide which ClusterQueues its workloads may use.
 		Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceToWorkloads),
 			builder.WithPredicates(predicate.LabelChangedPredicate{})).
+		WatchesRawSource(r.state.resyncSource("workload")).
 		Named("workload").
-		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
+		WithOptions(everyReplica(controller.Options{MaxConcurrentReconciles: 4})).
 		Complete(r)
 }
 

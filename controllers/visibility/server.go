@@ -47,7 +47,7 @@ func init() {
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 
 // Server is the visibility API server, a manager Runnable on every replica
-// (followers answer 503: only the leader has queues).
+// (every replica, leader or not, once it has rebuilt its queues at start).
 type Server struct {
 	// BindAddress is host:port.
 	BindAddress string

@@ -38,11 +38,12 @@ func (s Source) pending(clusterQueue string) (core.PendingOrder, bool) {
 	return o, ok
 }
 
-// ready fails with 503 until the queues are complete: a replica that does
-// not lead has none, and a leader that has not rebuilt them has some.
+// ready fails with 503 until the queues are complete: a replica that has
+// not rebuilt them at start has only some. Every replica, leader or not,
+// answers once it has.
 func (s Source) ready() error {
 	if s.Synced != nil && !s.Synced() {
-		return apierrors.NewServiceUnavailable("this Muster replica does not lead, or has not rebuilt its queues yet: pending workloads are known to the leader only")
+		return apierrors.NewServiceUnavailable("this Muster replica has not rebuilt its queues yet (it is starting): try again in a moment")
 	}
 	return nil
 }

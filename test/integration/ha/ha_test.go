@@ -23,7 +23,7 @@ import (
 
 var env *framework.Env
 
-func TestMain(m *testing.M) { framework.Main(m, framework.Options{}, &env, false) }
+func TestMain(m *testing.M) { framework.Main(m, framework.Options{Aggregation: true}, &env, false) }
 
 func electing(c *configv1beta1.Configuration) {
 	c.LeaderElection = &configv1beta1.LeaderElectionConfig{
