@@ -2,8 +2,8 @@
 // tree with each ClusterQueue's quota bars per flavor and resource, the
 // pending workloads with their positions and reasons, the admitted ones,
 // and the scheduler's recent admissions, evictions and preemptions, kept
-// live by server-sent events. It is served by the manager (every replica;
-// only the leader's has queues) because what it shows is in the
+// live by server-sent events. It is served by the manager (every replica:
+// each keeps the queues; only the leader has recent decisions) because what it shows is in the
 // scheduler's memory: a separate binary would have to ask the API server,
 // or the visibility API, for all of it, every second, per viewer.
 package dashboard
@@ -50,8 +50,8 @@ type Server struct {
 	Clock      clock.PassiveClock
 }
 
-// NeedLeaderElection is false: a follower's dashboard says it does not
-// lead rather than being unreachable.
+// NeedLeaderElection is false: every replica keeps the queues, so every
+// replica shows them.
 func (s *Server) NeedLeaderElection() bool { return false }
 
 // Handler is the dashboard's routes, without authentication.

@@ -24,6 +24,9 @@ type Source struct {
 	Reason func(key string) string
 	Recent func() []scheduling.RecentEvent
 	Synced func() bool
+	// Leading is whether this replica leads: only the leader's scheduler
+	// has recent decisions.
+	Leading func() bool
 }
 
 // listed is how many pending and admitted workloads a queue shows.
@@ -32,6 +35,7 @@ const listed = 50
 // State is what the page shows, as JSON.
 type State struct {
 	Time          time.Time                `json:"time"`
+	Synced        bool                     `json:"synced"`
 	Leading       bool                     `json:"leading"`
 	Cohorts       []Cohort                 `json:"cohorts"`
 	ClusterQueues []ClusterQueue           `json:"clusterQueues"`
@@ -90,7 +94,7 @@ type Admitted struct {
 
 // build assembles the state at now.
 func (s Source) build(ctx context.Context, now time.Time) (*State, error) {
-	st := &State{Time: now, Leading: s.Synced == nil || s.Synced(), Cohorts: []Cohort{}, ClusterQueues: []ClusterQueue{}, Recent: []scheduling.RecentEvent{}}
+	st := &State{Time: now, Synced: s.Synced == nil || s.Synced(), Leading: s.Leading == nil || s.Leading(), Cohorts: []Cohort{}, ClusterQueues: []ClusterQueue{}, Recent: []scheduling.RecentEvent{}}
 	var cohorts musterv1beta1.CohortList
 	if err := s.Reader.List(ctx, &cohorts, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err

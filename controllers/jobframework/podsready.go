@@ -69,20 +69,9 @@ func (r *Reconciler[T]) setPodsReady(ctx context.Context, wl *musterv1beta1.Work
 	first := old == nil || old.Reason == musterv1beta1.ReasonWaitForStart
 	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.SetPodsReady(wl, ready, now) })
 	if err == nil && wrote && ready && first {
-		reportReady(wl, now)
+		metrics.ReportReady(wl, now)
 	}
 	return err
-}
-
-// reportReady observes muster_ready_wait_time_seconds: from the admission
-// to all pods ready.
-func reportReady(wl *musterv1beta1.Workload, now time.Time) {
-	admitted := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted)
-	if admitted == nil || wl.Status.Admission == nil {
-		return
-	}
-	metrics.ReadyWaitTime.WithLabelValues(string(wl.Status.Admission.ClusterQueue), wl.Spec.PriorityClassName).
-		Observe(now.Sub(admitted.LastTransitionTime.Time).Seconds())
 }
 
 // evictForPodsReady evicts the workload with a requeue backoff, or
@@ -102,7 +91,7 @@ func (r *Reconciler[T]) evictForPodsReady(ctx context.Context, wl *musterv1beta1
 	}); err != nil {
 		return err
 	}
-	reportEviction(orig, musterv1beta1.ReasonPodsReadyTimeout)
+	reportEviction(orig, musterv1beta1.ReasonPodsReadyTimeout, now)
 	r.recorder.Eventf(wl, nil, "Warning", musterv1beta1.ReasonPodsReadyTimeout, "Evict", msg)
 	log.FromContext(ctx).Info("Evicted workload whose pods were not ready in time", "workload", klog.KObj(wl), "requeues", count, "backoff", delay)
 	return nil
@@ -123,7 +112,7 @@ func (r *Reconciler[T]) deactivate(ctx context.Context, wl *musterv1beta1.Worklo
 	}); err != nil {
 		return err
 	}
-	reportEviction(orig, musterv1beta1.ReasonRequeuingLimitExceeded)
+	reportEviction(orig, musterv1beta1.ReasonRequeuingLimitExceeded, now)
 	wl.Spec.Active = ptr.To(false)
 	if err := r.client.Update(ctx, wl); err != nil {
 		return err

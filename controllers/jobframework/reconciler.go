@@ -386,7 +386,7 @@ func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workloa
 	if !wrote || err != nil {
 		return err
 	}
-	reportEviction(orig, reason)
+	reportEviction(orig, reason, now)
 	log.FromContext(ctx).Info("Evicted workload", "workload", klog.KObj(wl), "reason", reason)
 	return nil
 }
@@ -395,10 +395,9 @@ func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workloa
 // muster_evicted_workloads_total, under the ClusterQueue of the admission
 // it ended, as the scheduler counts its own. wl is the workload as it was
 // before the write.
-func reportEviction(wl *musterv1beta1.Workload, reason string) {
-	if a := wl.Status.Admission; a != nil {
-		metrics.ReportEviction(metrics.Workload{ClusterQueue: string(a.ClusterQueue), Namespace: wl.Namespace,
-			LocalQueue: string(wl.Spec.QueueName), PriorityClass: wl.Spec.PriorityClassName}, reason, "")
+func reportEviction(wl *musterv1beta1.Workload, reason string, now time.Time) {
+	if wl.Status.Admission != nil {
+		metrics.ReportEviction(wl, reason, "", now)
 	}
 }
 
@@ -417,8 +416,12 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 		return err
 	}
 	now := r.opts.Clock.Now()
-	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) }); err != nil {
+	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) })
+	if err != nil {
 		return err
+	}
+	if wrote {
+		metrics.ReportFinished(metrics.WorkloadOf(wl))
 	}
 	if err := r.removeFinalizer(ctx, wl); err != nil {
 		return err
@@ -439,10 +442,14 @@ func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *mus
 		return err
 	}
 	now := r.opts.Clock.Now()
-	if _, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
+	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
 		return workload.Finish(wl, musterv1beta1.ReasonFailedToStart, msg, now)
-	}); err != nil {
+	})
+	if err != nil {
 		return err
+	}
+	if wrote {
+		metrics.ReportFinished(metrics.WorkloadOf(wl))
 	}
 	if err := r.removeFinalizer(ctx, wl); err != nil {
 		return err

@@ -107,7 +107,7 @@ func (r *Reconciler[T]) enforceMaxExecutionTime(ctx context.Context, wl *musterv
 	}); err != nil {
 		return 0, true, err
 	}
-	reportEviction(orig, musterv1beta1.ReasonMaximumExecutionTimeExceeded)
+	reportEviction(orig, musterv1beta1.ReasonMaximumExecutionTimeExceeded, now)
 	wl.Spec.Active = ptr.To(false)
 	if err := r.client.Update(ctx, wl); err != nil {
 		return 0, true, err

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/conflict"
 )
 
@@ -46,6 +47,7 @@ func (r *CohortReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return ctrl.Result{}, err
 		}
 		r.state.Cache.DeleteCohort(req.Name)
+		metrics.ForgetCohort(req.Name)
 	} else {
 		gen, seen := r.generations[co.Name]
 		if !seen || gen != co.Generation {

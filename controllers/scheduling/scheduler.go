@@ -197,6 +197,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	decisions := core.Schedule(snapshot, heads)
 	admitted := admissions(decisions)
 	metrics.ReportCycle(admitted > 0, s.clock.Since(now).Seconds())
+	reportPreemptionSkips(heads, decisions)
 	if admitted == budget {
 		defer s.writes.stoppedAtBudget()
 	}
@@ -247,12 +248,26 @@ func (s *Scheduler) cycle(ctx context.Context) {
 }
 
 // metricsWorkload is what the metrics label a workload with.
-func metricsWorkload(wl *musterv1beta1.Workload) metrics.Workload {
-	w := metrics.Workload{Namespace: wl.Namespace, LocalQueue: string(wl.Spec.QueueName), PriorityClass: wl.Spec.PriorityClassName}
-	if wl.Status.Admission != nil {
-		w.ClusterQueue = string(wl.Status.Admission.ClusterQueue)
+// reportPreemptionSkips sets, per ClusterQueue of the cycle, how many of
+// its workloads could preempt but waited because another queue's
+// preemption in the cycle takes back the same resources (Kueue's
+// admission_cycle_preemption_skips).
+func reportPreemptionSkips(heads map[string][]*core.Workload, ds []core.Decision) {
+	skipped := map[string]bool{}
+	for i := range ds {
+		if ds[i].Pending.Kind == core.ReclaimInCohort {
+			skipped[ds[i].Workload.Key] = true
+		}
 	}
-	return w
+	for cq, wls := range heads {
+		n := 0
+		for _, wl := range wls {
+			if skipped[wl.Key] {
+				n++
+			}
+		}
+		metrics.AdmissionCyclePreemptionSkips.WithLabelValues(cq).Set(float64(n))
+	}
 }
 
 // admissions counts the decisions that admit a pending workload.
@@ -312,7 +327,7 @@ func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload,
 		return true // it says so already
 	}
 	cq := string(wl.Status.Admission.ClusterQueue)
-	metrics.ReportEviction(metricsWorkload(&wl), reason, preemptionReason)
+	metrics.ReportEviction(&wl, reason, preemptionReason, now)
 	if preemptor != nil {
 		preemptingQueue, _ := s.state.Queues.ClusterQueueOf(preemptor.Namespace, preemptor.Queue)
 		metrics.PreemptedWorkloadsTotal.WithLabelValues(preemptingQueue, preemptionReason).Inc()
@@ -370,12 +385,12 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	}); err != nil {
 		return err
 	}
-	wait := s.clock.Since(wl.CreationTimestamp.Time)
-	metrics.ReportAdmission(metricsWorkload(&wl), wait.Seconds())
+	wait := now.Sub(metrics.QueuedAt(&wl))
+	metrics.ReportAdmission(metrics.WorkloadOf(&wl), wait)
 	// One event for the one write: an admission is its quota reservation
 	// (Kueue writes a QuotaReserved and an Admitted event, a third of its
 	// API writes per workload).
-	msg := fmt.Sprintf("Quota reserved and admitted in ClusterQueue %s (%s), wait time since creation was %s",
+	msg := fmt.Sprintf("Quota reserved and admitted in ClusterQueue %s (%s), wait time since queued was %s",
 		cq, flavorsOf(assumed.Admission), wait.Round(time.Second))
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Admit", "%s", msg)
 	s.state.recent.add(RecentEvent{Time: now, Kind: musterv1beta1.ReasonAdmitted, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})

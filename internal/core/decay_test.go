@@ -107,7 +107,7 @@ func TestDecayedShare(t *testing.T) {
 		t.Errorf("weight 0 that borrows: %d", got)
 	}
 	parent := &node{subtree: pool}
-	n := &node{parent: parent, weight: 1000, subtree: own, usage: Usage{gpuA100: 12, cpu: 120000}}
+	n := &node{parent: parent, weight: 1000, subtree: own, usage: Usage{gpuA100: 12, cpu: 120000}, work: Usage{gpuA100: 12, cpu: 120000}}
 	current := DecayedUsage{}.Sample(n.usage, epoch, DecayConfig{})
 	if got, want := DecayedShare(current, own, pool, 1000, DecayConfig{}), n.share(); got != want {
 		t.Errorf("no decay, no weights: %d, want share() %d", got, want)

@@ -6,15 +6,18 @@ import (
 )
 
 // share is the node's DRF share in thousandths, divided by its weight: the
-// largest, over flavor-resources, of what it uses beyond its own subtree
-// quota over what its parent's pool holds. 0 means it borrows nothing; a
-// node of weight 0 that borrows has the largest share possible.
+// largest, over flavor-resources, of what its workloads use beyond its own
+// subtree quota over what its parent's pool holds. 0 means it borrows
+// nothing; a node of weight 0 that borrows has the largest share possible.
+// Room held for a waiting preemptor or a starving workload is not use
+// (work, not usage): holding it must not make a queue look like a
+// borrower to the tournament or to fair-sharing preemption.
 func (n *node) share() int64 {
 	if n.parent == nil {
 		return 0
 	}
 	var dominant int64
-	for fr, used := range n.usage {
+	for fr, used := range n.work {
 		borrowed := used - n.subtree[fr]
 		pool := n.parent.subtree[fr]
 		if borrowed <= 0 || pool <= 0 {

@@ -60,17 +60,23 @@ func randomOps(r *rand.Rand) []treeOp {
 }
 
 // TestWorkOrderIndependent: what workloads use at each node (node.work,
-// which decides who borrows) is, after every step, the same as in a tree
-// that got only the workloads' usage — whatever order held room arrives
-// and leaves in among them, under any lending limits. Released held room
-// leaves no usage behind.
+// which decides who borrows and each node's fair share) is, after every
+// step, the same as in a tree that got only the workloads' usage —
+// whatever order held room arrives and leaves in among them, under any
+// lending limits. Released held room leaves no usage behind.
 func TestWorkOrderIndependent(t *testing.T) {
 	fr := FlavorResource{Flavor: "a100", Resource: gpuRes}
 	for seed := range uint64(500) {
 		ops := randomOps(rand.New(rand.NewPCG(seed, 7)))
 		held, heldLeaves := randomTree(rand.New(rand.NewPCG(seed, 1)), fr)
 		plain, plainLeaves := randomTree(rand.New(rand.NewPCG(seed, 1)), fr)
-		nodes := func(root *node) []*node { return append([]*node{root}, root.children...) }
+		nodes := func(root *node) []*node {
+			out := append([]*node{root}, root.children...)
+			for _, c := range root.children {
+				out = append(out, c.children...)
+			}
+			return out
+		}
 		for step, o := range ops {
 			heldLeaves[o.leaf].add(fr, o.delta, o.reserve)
 			if !o.reserve {
@@ -78,9 +84,9 @@ func TestWorkOrderIndependent(t *testing.T) {
 			}
 			for i, h := range nodes(held) {
 				p := nodes(plain)[i]
-				if h.work[fr] != p.work[fr] || h.borrowing(fr) != p.borrowing(fr) {
-					t.Fatalf("seed %d, step %d, %s: work %d (borrowing %t), want %d (%t); ops %v",
-						seed, step, h.name, h.work[fr], h.borrowing(fr), p.work[fr], p.borrowing(fr), ops)
+				if h.work[fr] != p.work[fr] || h.borrowing(fr) != p.borrowing(fr) || h.share() != p.share() {
+					t.Fatalf("seed %d, step %d, %s: work %d (borrowing %t, share %d), want %d (%t, %d); ops %v",
+						seed, step, h.name, h.work[fr], h.borrowing(fr), h.share(), p.work[fr], p.borrowing(fr), p.share(), ops)
 				}
 			}
 		}

@@ -19,15 +19,12 @@ import (
 // Reserve records the quota reserved for a pending workload in a
 // ClusterQueue and clears what its previous admission left: the eviction,
 // the preemption, and a readiness that these pods have yet to earn. A
-// Requeued condition turns False, so that a later requeue is stamped with
-// its own time (the queue orders requeued workloads by it).
+// Requeued condition stays as it is, as in Kueue: its time is when the
+// workload was last queued, the start of the wait-time metrics.
 func Reserve(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission, now time.Time) bool {
 	msg := fmt.Sprintf("Quota reserved in ClusterQueue %s", adm.ClusterQueue)
 	wl.Status.Admission = adm
 	set(wl, musterv1beta1.WorkloadQuotaReserved, metav1.ConditionTrue, musterv1beta1.ReasonQuotaReserved, msg, now)
-	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued) != nil {
-		set(wl, musterv1beta1.WorkloadRequeued, metav1.ConditionFalse, musterv1beta1.ReasonAdmitted, msg, now)
-	}
 	if IsPodsReady(wl) {
 		set(wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not all pods are ready yet", now)
 	}
@@ -137,6 +134,9 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	}
 	set(wl, musterv1beta1.WorkloadQuotaReserved, metav1.ConditionFalse, musterv1beta1.ReasonPending, msg, now)
 	set(wl, musterv1beta1.WorkloadAdmitted, metav1.ConditionFalse, musterv1beta1.ReasonEvicted, msg, now)
+	// Each requeue is stamped with its own time, even when the condition
+	// was already True: the queue orders requeued workloads by it.
+	meta.RemoveStatusCondition(&wl.Status.Conditions, musterv1beta1.WorkloadRequeued)
 	if IsActive(wl) {
 		set(wl, musterv1beta1.WorkloadRequeued, metav1.ConditionTrue, reason, msg, now)
 	} else {

@@ -132,12 +132,12 @@ func TestTransitions(t *testing.T) {
 			from: pending(), do: func(wl *musterv1beta1.Workload) bool { return Reserve(wl, admission(), now) }, changed: true, admission: true,
 			want: conditions{musterv1beta1.WorkloadQuotaReserved: {T, musterv1beta1.ReasonQuotaReserved}},
 		},
-		"reserve a requeued workload clears its eviction and readiness": {
+		"reserve a requeued workload clears its eviction and readiness, keeps when it was queued": {
 			from: with(requeued(), ready), do: func(wl *musterv1beta1.Workload) bool { return Reserve(wl, admission(), now) }, changed: true, admission: true,
 			want: conditions{
 				musterv1beta1.WorkloadQuotaReserved: {T, musterv1beta1.ReasonQuotaReserved},
 				musterv1beta1.WorkloadAdmitted:      {F, musterv1beta1.ReasonEvicted},
-				musterv1beta1.WorkloadRequeued:      {F, musterv1beta1.ReasonAdmitted},
+				musterv1beta1.WorkloadRequeued:      {T, musterv1beta1.ReasonPreempted},
 				musterv1beta1.WorkloadPodsReady:     {F, musterv1beta1.ReasonWaitForStart},
 			},
 		},
@@ -300,6 +300,9 @@ func TestTransitionTimes(t *testing.T) {
 	wl := requeued()
 	Reserve(wl, admission(), now)
 	Admit(wl, now)
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); !c.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("admission moved when the workload was queued to %s, want %s", c.LastTransitionTime, t0)
+	}
 	Evict(wl, musterv1beta1.ReasonPreempted, "again", now)
 	later := now.Add(time.Minute)
 	Requeue(wl, later)

@@ -297,7 +297,9 @@ const (
 	// says by whom: InClusterQueue, InCohortReclamation,
 	// InCohortReclaimWhileBorrowing or InCohortFairSharing.
 	WorkloadPreempted = "Preempted"
-	// WorkloadRequeued is True when an evicted workload is back in its queue.
+	// WorkloadRequeued is True when an evicted workload was put back in its
+	// queue, and stays so once it is admitted again (as in Kueue): its
+	// transition time is when the workload was last queued.
 	WorkloadRequeued = "Requeued"
 	// WorkloadFinished is True when the job finished; its quota is released.
 	WorkloadFinished = "Finished"

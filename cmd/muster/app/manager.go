@@ -34,6 +34,7 @@ import (
 	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
+	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
 	"github.com/musterhq/muster/controllers/visibility"
@@ -107,6 +108,11 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts 
 	if err := completeIntegrations(cfg); err != nil {
 		return nil, err
 	}
+	role := metrics.RoleStandalone
+	if *cfg.LeaderElection.LeaderElect {
+		role = metrics.RoleLeader
+	}
+	metrics.Register(role)
 	scheme, err := Scheme()
 	if err != nil {
 		return nil, err
@@ -302,7 +308,7 @@ func setupDashboard(mgr manager.Manager, cfg *configv1beta1.Configuration, state
 		RestConfig:  mgr.GetConfig(),
 		Clock:       clk,
 		Source: dashboard.Source{Queues: state.Queues, Cache: state.Cache, Reader: mgr.GetClient(),
-			Reason: state.PendingReason, Recent: state.Recent, Synced: state.Synced},
+			Reason: state.PendingReason, Recent: state.Recent, Synced: state.Synced, Leading: state.Leading},
 	})
 }
 

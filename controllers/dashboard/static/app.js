@@ -56,10 +56,11 @@ function rows(tbody, items, cells, empty) {
 }
 
 function render(state) {
-  document.getElementById("status").textContent = state.leading
-    ? `live · ${new Date().toLocaleTimeString()}`
-    : "this replica does not lead: no queues here";
-  document.getElementById("status").classList.toggle("down", !state.leading);
+  const time = new Date().toLocaleTimeString();
+  document.getElementById("status").textContent = !state.synced
+    ? "this replica has not rebuilt its queues yet"
+    : state.leading ? `live · ${time}` : `live · ${time} · a follower: recent decisions are on the leader`;
+  document.getElementById("status").classList.toggle("down", !state.synced);
   document.getElementById("tree").replaceChildren(tree(state));
   const pending = [], admitted = [];
   for (const q of state.clusterQueues || []) {
