@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/conflict"
+	"github.com/musterhq/muster/controllers/metrics"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=cohorts,verbs=get;list;watch

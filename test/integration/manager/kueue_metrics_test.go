@@ -92,7 +92,9 @@ type series struct {
 	value  string
 }
 
-func (s series) String() string { return fmt.Sprintf("%s{%s} %s", s.name, strings.Join(s.labels, ","), s.value) }
+func (s series) String() string {
+	return fmt.Sprintf("%s{%s} %s", s.name, strings.Join(s.labels, ","), s.value)
+}
 
 var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
 
@@ -165,9 +167,9 @@ func TestDeletedQueuesLeaveNoSeries(t *testing.T) {
 			if !strings.HasPrefix(line, "muster_") {
 				continue
 			}
-			g.Expect(line).NotTo(ContainSubstring(`cluster_queue="`+q.ClusterQueue+`"`))
-			g.Expect(line).NotTo(ContainSubstring(`preempting_cluster_queue="`+q.ClusterQueue+`"`))
-			g.Expect(line).NotTo(ContainSubstring(`namespace="`+q.Namespace+`"`))
+			g.Expect(line).NotTo(ContainSubstring(`cluster_queue="` + q.ClusterQueue + `"`))
+			g.Expect(line).NotTo(ContainSubstring(`preempting_cluster_queue="` + q.ClusterQueue + `"`))
+			g.Expect(line).NotTo(ContainSubstring(`namespace="` + q.Namespace + `"`))
 		}
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
