@@ -41,7 +41,7 @@ func trimNode(o any) (any, error) {
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
-			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime}}
 		}
 	}
 	return out, nil
@@ -107,6 +107,9 @@ func toNode(n *corev1.Node) *core.Node {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			out.Ready = c.Status == corev1.ConditionTrue
+			if !out.Ready {
+				out.NotReadySince = c.LastTransitionTime.Time
+			}
 		}
 	}
 	for _, t := range n.Spec.Taints {

@@ -198,6 +198,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	admitted := admissions(decisions)
 	metrics.ReportCycle(admitted > 0, s.clock.Since(now).Seconds())
 	reportPreemptionSkips(heads, decisions)
+	if wait := snapshot.RepairWait(); wait > 0 {
+		// A NotReady node's grace period ends then: repair it.
+		s.wake.after(ctx, wait)
+	}
 	if admitted == budget {
 		defer s.writes.stoppedAtBudget()
 	}

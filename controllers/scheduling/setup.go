@@ -24,7 +24,10 @@ type Options struct {
 	// PreemptionDelay is how long a workload that fits only by preempting
 	// holds its room before it evicts anyone.
 	PreemptionDelay time.Duration
-	Clock           clock.Clock
+	// NodeFailureGrace is how long a node must stay NotReady before the
+	// placements on it are repaired.
+	NodeFailureGrace time.Duration
+	Clock            clock.Clock
 	// DefaultGang is the gang scheduler of ClusterQueues that name none.
 	DefaultGang musterv1beta1.GangSchedulerProvider
 	// UsageDecay, when set, orders fair sharing by usage decayed over time,
@@ -45,6 +48,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	state.Cache.SetFairSharing(fairSharing)
 	state.Cache.SetBlockAdmission(opts.BlockAdmission)
 	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
+	state.Cache.SetNodeFailureGrace(opts.NodeFailureGrace)
 	state.requeueByCreation = opts.RequeueByCreation
 	state.defaultGang = opts.DefaultGang
 	state.statusReason = reasonInStatus(mgr.GetCache())

@@ -33,6 +33,9 @@ type Cache struct {
 	// preemptionDelay is how long a workload that fits only by preempting
 	// holds its room, waiting for it to free, before it evicts anyone.
 	preemptionDelay time.Duration
+	// nodeFailureGrace is how long a node must stay NotReady before the
+	// placements on it are repaired.
+	nodeFailureGrace time.Duration
 	// lqUsage is what each LocalQueue's (namespace/name) admitted
 	// workloads hold, and lqWeight the admission fair-sharing weight of
 	// those that set one (lqfair.go).
@@ -92,6 +95,14 @@ func (c *Cache) SetFairSharing(on bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.fairSharing = on
+}
+
+// SetNodeFailureGrace sets how long a node must stay NotReady before the
+// placements on it are repaired.
+func (c *Cache) SetNodeFailureGrace(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodeFailureGrace = d
 }
 
 // SetPreemptionDelay sets how long a workload that fits only by preempting

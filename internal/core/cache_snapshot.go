@@ -33,8 +33,9 @@ func (c *Cache) quotaSnapshot(queues map[string]*ClusterQueue) *Snapshot {
 		lqStop:      make(map[string]StopPolicy, len(c.lqStop)),
 		fairSharing: c.fairSharing,
 
-		preemptionDelay: c.preemptionDelay,
-		classMinRuntime: maps.Clone(c.classMinRuntime),
+		preemptionDelay:  c.preemptionDelay,
+		nodeFailureGrace: c.nodeFailureGrace,
+		classMinRuntime:  maps.Clone(c.classMinRuntime),
 	}
 	for name, f := range c.flavors {
 		s.flavors[name] = f

@@ -466,13 +466,19 @@ func (c *Cache) evictsFrom(n *Node, key string) bool {
 			flavorTols = f.Tolerations
 		}
 		for _, t := range n.Taints {
-			if t.Effect == "NoExecute" && !tolerated(t, ps.Tolerations) && !tolerated(t, flavorTols) {
+			if t.Effect == "NoExecute" && !notReadyTaints[t.Key] && !tolerated(t, ps.Tolerations) && !tolerated(t, flavorTols) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// notReadyTaints are the NoExecute taints the node lifecycle controller
+// puts on a NotReady or unreachable node: they say what its Ready
+// condition says, and fail the node only once its grace period is over
+// (pods tolerate them for 5 minutes by default).
+var notReadyTaints = map[string]bool{"node.kubernetes.io/not-ready": true, "node.kubernetes.io/unreachable": true}
 
 // firstTopologyFlavor is the flavor of the pod set that has a topology.
 func firstTopologyFlavor(psa PodSetAssignment, flavors map[string]*Flavor) string {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/musterhq/muster/internal/topology"
 )
@@ -56,6 +57,9 @@ type Node struct {
 	// Ready is repaired (see Schedule).
 	Ready         bool
 	Unschedulable bool
+	// NotReadySince is when a node that is not Ready stopped being Ready
+	// (its Ready condition's transition time); zero when unknown.
+	NotReadySince time.Time
 }
 
 // offered says whether new pods may be placed on the node.

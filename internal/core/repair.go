@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/musterhq/muster/internal/topology"
 )
@@ -26,7 +27,10 @@ func repair(s *Snapshot) []Decision {
 		if wl == nil || wl.Evicting {
 			continue
 		}
-		lost := s.broken[key]
+		lost := s.dueFailures(s.broken[key])
+		if len(lost) == 0 {
+			continue
+		}
 		adm, err := replaceNodes(s, wl, lost)
 		if err != nil {
 			out = append(out, Decision{Workload: wl, Evict: NodeFailed, Lost: lost,
@@ -37,6 +41,35 @@ func repair(s *Snapshot) []Decision {
 	}
 	return out
 }
+
+// dueFailures are the failed nodes whose failure is acted on now: gone or
+// tainted at once, NotReady once the grace period has passed since it
+// stopped being Ready. It keeps the snapshot's repairWait at the time left
+// for the next one. Without a time (SetNow), every failure is due.
+func (s *Snapshot) dueFailures(nodes []string) []string {
+	var due []string
+	for _, name := range nodes {
+		n := s.nodes[name]
+		if n == nil || n.Ready || s.now.IsZero() || s.nodeFailureGrace <= 0 || n.NotReadySince.IsZero() {
+			due = append(due, name)
+			continue
+		}
+		left := n.NotReadySince.Add(s.nodeFailureGrace).Sub(s.now)
+		if left <= 0 {
+			due = append(due, name)
+			continue
+		}
+		if s.repairWait == 0 || left < s.repairWait {
+			s.repairWait = left
+		}
+	}
+	return due
+}
+
+// RepairWait is, after Schedule, how long until a NotReady node of an
+// admitted placement has been so for the grace period (0: none waits):
+// the caller runs a cycle then, to repair it.
+func (s *Snapshot) RepairWait() time.Duration { return s.repairWait }
 
 // admitted finds an admitted workload in the snapshot.
 func (s *Snapshot) admitted(key string) *Workload {

@@ -26,6 +26,11 @@ type Snapshot struct {
 	// fits only by preempting holds its room first (see SetNow).
 	now             time.Time
 	preemptionDelay time.Duration
+	// nodeFailureGrace is how long a node must stay NotReady before the
+	// placements on it are repaired; repairWait, after the cycle, is how
+	// long until the next NotReady node's grace ends (see RepairWait).
+	nodeFailureGrace time.Duration
+	repairWait       time.Duration
 	// classMinRuntime is the minimum runtime of priority classes.
 	classMinRuntime map[string]time.Duration
 	// lqScores is the weighted usage of the LocalQueues of queues with
@@ -42,7 +47,8 @@ type Snapshot struct {
 	nodes    map[string]*Node
 	nodeFits map[string]*topology.NodeMask
 	// broken maps admitted workloads to the nodes of their placements
-	// that failed (gone, not Ready, tainted NoExecute).
+	// that failed (gone, not Ready, tainted NoExecute); a NotReady one
+	// counts once its grace period is over (see dueFailures).
 	broken map[string][]string
 	// footprints is what each admitted workload held one by one takes in
 	// each topology (see snapshotFootprints).

@@ -71,6 +71,13 @@ type Configuration struct {
 	// time, nobody's work is thrown away. 0 preempts at once, as Kueue does.
 	PreemptionDelay *metav1.Duration `json:"preemptionDelay,omitempty"`
 
+	// NodeFailureGracePeriod is how long a node must stay NotReady before
+	// the pods placed on it are moved to other nodes (or their workload
+	// evicted): a node that flaps back within it changes nothing. A deleted
+	// node, or a NoExecute taint a pod set does not tolerate, fails at
+	// once. Default 30s, as Kueue's; 0 acts on the first NotReady.
+	NodeFailureGracePeriod *metav1.Duration `json:"nodeFailureGracePeriod,omitempty"`
+
 	// GangScheduling is the gang scheduler admitted jobs are handed to,
 	// unless their ClusterQueue names another (docs/gang-scheduling.md).
 	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`

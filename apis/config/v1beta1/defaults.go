@@ -24,6 +24,7 @@ const (
 	DefaultClientBurst            = 100
 	DefaultPodsReadyTimeout       = 5 * time.Minute
 	DefaultPreemptionDelay        = 2 * time.Second
+	DefaultNodeFailureGracePeriod = 30 * time.Second
 	DefaultBackoffBaseSeconds     = 60
 	DefaultBackoffMaxSeconds      = 3600
 )
@@ -90,6 +91,9 @@ func SetDefaults(c *Configuration) {
 	}
 	if c.PreemptionDelay == nil {
 		c.PreemptionDelay = &metav1.Duration{Duration: DefaultPreemptionDelay}
+	}
+	if c.NodeFailureGracePeriod == nil {
+		c.NodeFailureGracePeriod = &metav1.Duration{Duration: DefaultNodeFailureGracePeriod}
 	}
 	setGangDefaults(c)
 }

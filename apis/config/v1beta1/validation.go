@@ -27,6 +27,9 @@ func Validate(c *Configuration) field.ErrorList {
 	if d := c.PreemptionDelay; d != nil && d.Duration < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("preemptionDelay"), d.Duration.String(), "must not be negative"))
 	}
+	if d := c.NodeFailureGracePeriod; d != nil && d.Duration < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("nodeFailureGracePeriod"), d.Duration.String(), "must not be negative"))
+	}
 	if c.ManagedJobsNamespaceSelector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(c.ManagedJobsNamespaceSelector); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("managedJobsNamespaceSelector"), c.ManagedJobsNamespaceSelector, err.Error()))

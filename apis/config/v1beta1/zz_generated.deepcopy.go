@@ -106,6 +106,11 @@ func (in *Configuration) DeepCopyInto(out *Configuration) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.NodeFailureGracePeriod != nil {
+		in, out := &in.NodeFailureGracePeriod, &out.NodeFailureGracePeriod
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.GangScheduling != nil {
 		in, out := &in.GangScheduling, &out.GangScheduling
 		*out = new(GangScheduling)

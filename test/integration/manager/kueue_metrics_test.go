@@ -71,7 +71,7 @@ func TestMetricsHaveKueuesNamesAndLabels(t *testing.T) {
 	buckets := []series{
 		{"muster_admission_wait_time_seconds_bucket", []string{cq, "le=1"}, ""},
 		{"muster_admission_wait_time_seconds_bucket", []string{cq, "le=2.5"}, ""},
-		{"muster_admission_wait_time_seconds_bucket", []string{cq, "le=81920"}, ""},
+		{"muster_admission_wait_time_seconds_bucket", []string{cq, "le=40960"}, ""},
 		{"muster_quota_reserved_wait_time_seconds_bucket", []string{cq, "le=10240"}, ""},
 	}
 	g.Eventually(func(g Gomega) {

@@ -56,8 +56,8 @@ func TestMetricsNeedAnAuthorizedToken(t *testing.T) {
 		code, body, err := scrape(url, readerToken)
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(code).To(Equal(http.StatusOK), body)
-		g.Expect(body).To(ContainSubstring(`muster_pending_workloads{cluster_queue="` + cq + `",status="active"} 0`))
-		g.Expect(body).To(ContainSubstring(`muster_reserving_active_workloads{cluster_queue="` + cq + `"} 0`))
+		g.Expect(series{"muster_pending_workloads", []string{"cluster_queue=" + cq, "status=active"}, "0"}.in(body)).To(BeTrue())
+		g.Expect(series{"muster_reserving_active_workloads", []string{"cluster_queue=" + cq}, "0"}.in(body)).To(BeTrue())
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
 
