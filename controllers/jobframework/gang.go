@@ -114,13 +114,11 @@ func unmarkGang(t *corev1.PodTemplateSpec) bool {
 // else Kueue's): the fewest pods it may be admitted with. ok is false when
 // it has none; err says why a value is not a positive integer.
 func MinParallelism(obj client.Object) (n int32, ok bool, err error) {
-	v, found := obj.GetAnnotations()[musterv1beta1.JobMinParallelismAnnotation]
-	if !found {
-		v, found = obj.GetAnnotations()[musterv1beta1.KueuePrefix+"job-min-parallelism"]
-	}
-	if !found {
+	key := MinParallelismKey(obj)
+	if key == "" {
 		return 0, false, nil
 	}
+	v := obj.GetAnnotations()[key]
 	i, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || i < 1 {
 		return 0, true, fmt.Errorf("must be a positive integer, not %q", v)
@@ -128,38 +126,52 @@ func MinParallelism(obj client.Object) (n int32, ok bool, err error) {
 	return int32(i), true, nil
 }
 
+// MinParallelismKey is the annotation the job's job-min-parallelism is
+// read from, Muster's or Kueue's, so an error names what the user wrote;
+// "" when it has neither.
+func MinParallelismKey(obj client.Object) string {
+	for _, key := range []string{musterv1beta1.JobMinParallelismAnnotation, musterv1beta1.KueuePrefix + "job-min-parallelism"} {
+		if _, ok := obj.GetAnnotations()[key]; ok {
+			return key
+		}
+	}
+	return ""
+}
+
 // OriginalCountsAnnotation keeps, on a job started with fewer pods than it
-// asks (partial admission), the count fields Muster changed, so that
-// stopping the job puts back exactly those and leaves a count the user
-// changed since alone: "<field>=<value>,..." ("" for unset).
+// asks (partial admission), the count fields Muster changed, the value each
+// had and the value Muster set: "<field>=<original>@<set>,..." (an empty
+// original for unset). Stopping the job puts back exactly those, and only
+// where the field still holds what Muster set: a count the user changed
+// since is theirs.
 const OriginalCountsAnnotation = "muster.dev/original-counts"
 
 // SetCount sets a count field of a job to n, remembering the value it
-// replaced the first time.
+// replaced the first time, and n.
 func SetCount(obj client.Object, field string, p **int32, n int32) {
 	counts := parseCounts(obj.GetAnnotations()[OriginalCountsAnnotation])
-	if _, kept := counts[field]; !kept {
-		counts[field] = ""
-		if *p != nil {
-			counts[field] = strconv.Itoa(int(**p))
-		}
-		setAnnotation(obj, OriginalCountsAnnotation, formatCounts(counts))
+	orig, kept := counts[field]
+	if !kept {
+		orig = countString(*p)
 	}
+	orig, _, _ = strings.Cut(orig, "@")
+	counts[field] = orig + "@" + strconv.Itoa(int(n))
+	setAnnotation(obj, OriginalCountsAnnotation, formatCounts(counts))
 	*p = &n
 }
 
-// RestoreCount puts back a count field SetCount changed, reporting whether
-// it did.
+// RestoreCount puts back a count field SetCount changed, unless the user
+// has changed it since, reporting whether the job changed (the field, or
+// only the annotation).
 func RestoreCount(obj client.Object, field string, p **int32) bool {
 	counts := parseCounts(obj.GetAnnotations()[OriginalCountsAnnotation])
 	v, kept := counts[field]
 	if !kept {
 		return false
 	}
-	*p = nil
-	if n, err := strconv.Atoi(v); err == nil {
-		m := int32(n)
-		*p = &m
+	orig, set, hasSet := strings.Cut(v, "@")
+	if !hasSet || countString(*p) == set {
+		*p = parseCount(orig)
 	}
 	delete(counts, field)
 	if len(counts) == 0 {
@@ -170,6 +182,24 @@ func RestoreCount(obj client.Object, field string, p **int32) bool {
 		setAnnotation(obj, OriginalCountsAnnotation, formatCounts(counts))
 	}
 	return true
+}
+
+// countString is a count field as the annotation writes it ("" unset).
+func countString(p *int32) string {
+	if p == nil {
+		return ""
+	}
+	return strconv.Itoa(int(*p))
+}
+
+// parseCount is the count field an annotation value stands for.
+func parseCount(s string) *int32 {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return nil
+	}
+	m := int32(n)
+	return &m
 }
 
 func parseCounts(s string) map[string]string {

@@ -49,10 +49,13 @@ func (s Shortfall) String() string {
 }
 
 // shrinkSteps is the share of the room to shrink every pod set gives up
-// at step k of d: pod set i runs Count - ceil(delta_i * k / d) pods.
+// at step k of d: pod set i runs Count - ceil(delta_i * k / d) pods,
+// rounded down to whole slices of a pod set placed in slices (unit): only
+// whole slices fit, so a count between two multiples fits no better than
+// the one below, and rounding keeps fit monotonic in k for the search.
 type shrinkSteps struct {
-	full, min []int32
-	d         int32
+	full, min, unit []int32
+	d               int32
 }
 
 func newShrinkSteps(wl *Workload, floor func(*PodSet) int32) shrinkSteps {
@@ -60,8 +63,13 @@ func newShrinkSteps(wl *Workload, floor func(*PodSet) int32) shrinkSteps {
 	for i := range wl.PodSets {
 		ps := &wl.PodSets[i]
 		lo := min(max(floor(ps), 1), ps.Count)
+		unit := int32(1)
+		if t := ps.Topology; t != nil && t.SliceSize > 1 {
+			unit = t.SliceSize
+		}
 		s.full = append(s.full, ps.Count)
 		s.min = append(s.min, lo)
+		s.unit = append(s.unit, unit)
 		s.d = max(s.d, ps.Count-lo)
 	}
 	return s
@@ -72,7 +80,11 @@ func (s shrinkSteps) counts(k int32) []int32 {
 	out := make([]int32, len(s.full))
 	for i := range s.full {
 		delta := int64(s.full[i] - s.min[i])
-		out[i] = s.full[i] - int32((delta*int64(k)+int64(s.d)-1)/int64(s.d))
+		n := s.full[i] - int32((delta*int64(k)+int64(s.d)-1)/int64(s.d))
+		if k > 0 && n > s.min[i] {
+			n = max(n/s.unit[i]*s.unit[i], s.min[i])
+		}
+		out[i] = n
 	}
 	return out
 }

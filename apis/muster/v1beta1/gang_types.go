@@ -10,8 +10,9 @@ const (
 	// quota is admitted whole, binding is pod by pod.
 	GangNone GangSchedulerProvider = "None"
 	// GangKubeScheduler is Kubernetes' own gang scheduling: a
-	// scheduling.k8s.io/v1alpha3 Workload and one PodGroup per pod set,
-	// bound by kube-scheduler (GenericWorkload feature gate).
+	// scheduling.k8s.io/v1beta1 Workload and one PodGroup for the whole job
+	// (all its admitted pods, every pod set), bound by kube-scheduler
+	// (GenericWorkload feature gate).
 	GangKubeScheduler GangSchedulerProvider = "KubeScheduler"
 	// GangVolcano is Volcano's scheduler and its scheduling.volcano.sh
 	// PodGroup.

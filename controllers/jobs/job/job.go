@@ -72,12 +72,13 @@ func (j *Job) PodSets() []musterv1beta1.PodSet {
 // the Job could run with.
 func (j *Job) ValidateQueued() field.ErrorList {
 	n, ok, err := jobframework.MinParallelism(j.Object())
-	path := field.NewPath("metadata", "annotations").Key(musterv1beta1.JobMinParallelismAnnotation)
+	key := jobframework.MinParallelismKey(j.Object())
+	path := field.NewPath("metadata", "annotations").Key(key)
 	switch {
 	case !ok:
 		return nil
 	case err != nil:
-		return field.ErrorList{field.Invalid(path, n, err.Error())}
+		return field.ErrorList{field.Invalid(path, j.GetAnnotations()[key], err.Error())}
 	case n > ptr.Deref(j.Spec.Parallelism, 1):
 		return field.ErrorList{field.Invalid(path, n, fmt.Sprintf("must not exceed the parallelism (%d)", ptr.Deref(j.Spec.Parallelism, 1)))}
 	}

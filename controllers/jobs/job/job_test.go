@@ -100,3 +100,19 @@ func TestWorkloadNameIsDeterministicAndBounded(t *testing.T) {
 		t.Errorf("name of %d characters", len(long))
 	}
 }
+
+// A bad job-min-parallelism is reported under the key the user wrote,
+// Kueue's spelling included, with the value they wrote.
+func TestMinParallelismErrorNamesTheUsersKey(t *testing.T) {
+	for _, key := range []string{"muster.dev/job-min-parallelism", "kueue.x-k8s.io/job-min-parallelism"} {
+		j := &Job{Spec: batchv1.JobSpec{Parallelism: ptr.To[int32](4)}}
+		j.SetAnnotations(map[string]string{key: "zero"})
+		errs := j.ValidateQueued()
+		if len(errs) != 1 {
+			t.Fatalf("%s: errors %v, want one", key, errs)
+		}
+		if want := "metadata.annotations[" + key + "]"; errs[0].Field != want || errs[0].BadValue != "zero" {
+			t.Errorf("%s: error at %s (value %v), want %s (\"zero\")", key, errs[0].Field, errs[0].BadValue, want)
+		}
+	}
+}

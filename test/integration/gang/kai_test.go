@@ -97,8 +97,9 @@ func TestKAIMissingThenInstalled(t *testing.T) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(pj), &cur)).To(Succeed())
 		g.Expect(cur.Spec.RunPolicy.Suspend).To(Equal(ptr.To(true)))
 		g.Expect(cur.Spec.RunPolicy.SchedulingPolicy == nil || cur.Spec.RunPolicy.SchedulingPolicy.MinAvailable == nil).To(BeTrue())
-		g.Expect(cur.Annotations).NotTo(HaveKey("muster.dev/original-min-available"))
-		g.Expect(cur.Spec.PyTorchReplicaSpecs[kftraining.PyTorchJobReplicaTypeWorker].Template.Labels).NotTo(HaveKey(gang.KAIQueueLabel))
+		for _, rt := range []kftraining.ReplicaType{kftraining.PyTorchJobReplicaTypeMaster, kftraining.PyTorchJobReplicaTypeWorker} {
+			g.Expect(cur.Spec.PyTorchReplicaSpecs[rt].Template.Labels).NotTo(HaveKey(gang.KAIQueueLabel), "%s", rt)
+		}
 	}).Should(Succeed())
 	evictedAndRestored(t, started, env.WorkloadOfJob(g, started))
 }

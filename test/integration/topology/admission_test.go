@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -72,11 +73,22 @@ func TestTwoJobsNeverShareANodeTheyBothFill(t *testing.T) {
 	a := f.job("a", 2, "8", musterv1beta1.PodSetRequiredTopologyAnnotation, rackKey)
 	b := f.job("b", 2, "8", musterv1beta1.PodSetRequiredTopologyAnnotation, rackKey)
 	env.CreateAll(t, a, b)
-	// 3 nodes hold one of the two; the other waits for room in the rack.
-	NewWithT(t).Eventually(func(g Gomega) {
+	// 3 nodes hold one of the two; the other waits for room in the rack,
+	// once it has been decided on, and keeps waiting.
+	exactlyOne := func(g Gomega) {
 		wa, wb := env.WorkloadOfJob(g, a), env.WorkloadOfJob(g, b)
 		g.Expect((wa.Status.Admission == nil) != (wb.Status.Admission == nil)).To(BeTrue(), "exactly one admitted")
-	}, framework.Timeout, framework.Interval).Should(Succeed())
+		waiting := wa
+		if wa.Status.Admission != nil {
+			waiting = wb
+		}
+		c := meta.FindStatusCondition(waiting.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
+		g.Expect(c).NotTo(BeNil())
+		g.Expect(c.Message).To(ContainSubstring("in one "+rackKey), "decided on: it waits for room in the rack")
+	}
+	g := NewWithT(t)
+	g.Eventually(exactlyOne, framework.Timeout, framework.Interval).Should(Succeed())
+	g.Consistently(exactlyOne, 2*time.Second, framework.Interval).Should(Succeed())
 }
 
 func TestInvalidTopologyAnnotationsAreRefused(t *testing.T) {
