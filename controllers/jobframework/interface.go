@@ -50,6 +50,17 @@ type JobWithValidation interface {
 	ValidateQueued() field.ErrorList
 }
 
+// JobWithPodFailureBudget is implemented by kinds that fail once enough of
+// their pods have failed (a batch/v1 Job's backoffLimit): a node failure
+// that takes more pods than that with it requeues the job whole instead of
+// moving its pods.
+type JobWithPodFailureBudget interface {
+	// PodFailuresTolerated is how many more pods may fail before the job
+	// fails; ok is false when pod failures do not fail it (or are not
+	// counted for disruptions).
+	PodFailuresTolerated() (n int32, ok bool)
+}
+
 // JobWithStopCleanup is implemented by jobs that must clean up more than
 // their spec when stopped (e.g. a batch/v1 Job's startTime).
 type JobWithStopCleanup interface {

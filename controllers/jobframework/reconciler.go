@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -112,6 +113,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, err
 	}
 	if updated, err := r.syncWorkload(ctx, job, wl, queue); updated || err != nil {
+		return ctrl.Result{}, err
+	}
+	if wrote, err := r.syncPodFailuresTolerated(ctx, job, wl); wrote || err != nil {
 		return ctrl.Result{}, err
 	}
 	if wrote, err := r.finishDeactivation(ctx, wl); wrote || err != nil {
@@ -239,8 +243,12 @@ func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue s
 	// (webhook down) is ignored rather than blocking the job.
 	wl.Spec.MaximumExecutionTimeSeconds, _ = maxExecutionTime(obj, r.opts)
 	controllerutil.AddFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
+	wl.Annotations = map[string]string{}
 	if created := obj.GetCreationTimestamp(); !created.IsZero() {
-		wl.Annotations = map[string]string{musterv1beta1.JobCreatedAtAnnotation: created.UTC().Format(time.RFC3339)}
+		wl.Annotations[musterv1beta1.JobCreatedAtAnnotation] = created.UTC().Format(time.RFC3339)
+	}
+	if v, ok := podFailuresTolerated(job); ok {
+		wl.Annotations[musterv1beta1.PodFailuresToleratedAnnotation] = v
 	}
 	if err := r.setPriority(ctx, obj, wl); err != nil {
 		return nil, err
@@ -274,6 +282,38 @@ func (r *Reconciler[T]) syncWorkload(ctx context.Context, job GenericJob, wl *mu
 	}
 	log.FromContext(ctx).Info("Updated workload to match its job", "workload", klog.KObj(wl))
 	return true, nil
+}
+
+// podFailuresTolerated is the job's pod failure budget as the Workload
+// annotation writes it; ok is false when it has none.
+func podFailuresTolerated(job GenericJob) (string, bool) {
+	b, ok := job.(JobWithPodFailureBudget)
+	if !ok {
+		return "", false
+	}
+	n, ok := b.PodFailuresTolerated()
+	if !ok {
+		return "", false
+	}
+	return strconv.Itoa(int(n)), true
+}
+
+// syncPodFailuresTolerated keeps the Workload's record of how many more pod
+// failures its job tolerates (the scheduler reads it when a node fails),
+// reporting whether it wrote. It changes only when pods fail.
+func (r *Reconciler[T]) syncPodFailuresTolerated(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) (bool, error) {
+	want, ok := podFailuresTolerated(job)
+	have, had := wl.Annotations[musterv1beta1.PodFailuresToleratedAnnotation]
+	if ok == had && want == have {
+		return false, nil
+	}
+	orig := wl.DeepCopy()
+	if ok {
+		metav1.SetMetaDataAnnotation(&wl.ObjectMeta, musterv1beta1.PodFailuresToleratedAnnotation, want)
+	} else {
+		delete(wl.Annotations, musterv1beta1.PodFailuresToleratedAnnotation)
+	}
+	return true, r.client.Patch(ctx, wl, client.MergeFrom(orig))
 }
 
 // startOrRetry starts the job, or looks again later when its start must

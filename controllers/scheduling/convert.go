@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,7 @@ func toFlavor(rf *musterv1beta1.ResourceFlavor) *core.Flavor {
 	}
 	f.Tolerations = toTolerations(rf.Spec.Tolerations)
 	f.Topology = string(rf.Spec.TopologyName)
+	f.Pinned = rf.Spec.EffectiveNodeFit() == musterv1beta1.NodeFitPin
 	if f.Topology == "" && rf.Spec.EffectiveNodeFit() != musterv1beta1.NodeFitNone {
 		f.Topology = core.NodesTopology
 	}
@@ -201,6 +203,7 @@ func toWorkloadWith(wl *musterv1beta1.Workload, namespaceLabels map[string]strin
 		out.PriorityClass = wl.Spec.PriorityClassName
 	}
 	out.MaxRuntime = remainingRuntime(wl)
+	out.PodFailuresTolerated = podFailuresTolerated(wl)
 	for i := range wl.Spec.PodSets {
 		ps := &wl.Spec.PodSets[i]
 		// The job reconciler records pod sets with their LimitRange defaults
@@ -377,4 +380,18 @@ func groupedByFlavor(byFlavor map[string][]musterv1beta1.ResourceUsage) []muster
 		out = append(out, musterv1beta1.FlavorUsage{Name: musterv1beta1.ResourceFlavorReference(f), Resources: rs})
 	}
 	return out
+}
+
+// podFailuresTolerated is the job's bound its reconciler recorded on the
+// Workload; nil when none (or malformed: no bound is assumed).
+func podFailuresTolerated(wl *musterv1beta1.Workload) *int32 {
+	v, ok := wl.Annotations[musterv1beta1.PodFailuresToleratedAnnotation]
+	if !ok {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return nil
+	}
+	return ptr.To(int32(n))
 }

@@ -79,6 +79,11 @@ type Flavor struct {
 	// Topology names the flavor's Topology: its pod sets are admitted only
 	// where their pods can be placed (see PlacePodSets).
 	Topology string
+	// Pinned: its pods are sent to the nodes their placement counted
+	// (a Topology, or node fit Pin). A pod set placed whole on one node is
+	// then pinned through its job's template, which a running job cannot
+	// change: its placement is not repaired but the job requeued whole.
+	Pinned bool
 }
 
 // ResourceQuota is the quota of one resource of one flavor.
@@ -265,6 +270,9 @@ type Workload struct {
 	NamespaceLabels map[string]string
 	// Admission is set while the workload holds quota.
 	Admission *Admission
+	// PodFailuresTolerated, when set, is how many more of its pods may fail
+	// before its job fails: losing more on failed nodes requeues it whole.
+	PodFailuresTolerated *int32
 	// PodsReady is true when all the admitted workload's pods are ready
 	// (tracked only with waitForPodsReady).
 	PodsReady bool

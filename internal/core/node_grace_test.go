@@ -7,13 +7,13 @@ import (
 	"github.com/musterhq/muster/internal/topology"
 )
 
-// graceCase admits a one-node workload with a 30 s node failure grace and
-// returns the cache, the workload's node and the cycle time.
+// graceCase admits a two-node workload in a rack of three with a 30 s node
+// failure grace and returns the cache, one of its nodes and the cycle time.
 func graceCase(t *testing.T) (*Cache, string, time.Time) {
 	t.Helper()
-	c := tasCache(t, 1, 1, 2, tasQueue("cq", 1000))
+	c := tasCache(t, 1, 1, 3, tasQueue("cq", 1000))
 	c.SetNodeFailureGrace(30 * time.Second)
-	ds := admitIn(t, c, map[string][]*Workload{"cq": {tasWl("w", 0, 1, 1, 8, topology.Required, rackLabel)}})
+	ds := admitIn(t, c, map[string][]*Workload{"cq": {tasWl("w", 0, 1, 2, 8, topology.Required, rackLabel)}})
 	var on string
 	for n := range podsPlaced(decisionOf(ds, "w")) {
 		on = n

@@ -84,6 +84,10 @@ func (s *Snapshot) admitted(key string) *Workload {
 // replaceNodes returns wl's admission with the pods on the lost nodes
 // moved, and takes the moved pods' room in the snapshot.
 func replaceNodes(s *Snapshot, wl *Workload, lost []string) (*Admission, error) {
+	if n := podsOn(wl, lost); wl.PodFailuresTolerated != nil && n > *wl.PodFailuresTolerated {
+		return nil, fmt.Errorf("its %d pods there would count as failures of its job, which tolerates %d more; the job is requeued whole",
+			n, *wl.PodFailuresTolerated)
+	}
 	adm := &Admission{ClusterQueue: wl.Admission.ClusterQueue, PodSets: append([]PodSetAssignment(nil), wl.Admission.PodSets...)}
 	var moved []*Placement
 	for i := range adm.PodSets {
@@ -109,6 +113,13 @@ func replacePodSet(s *Snapshot, ps *PodSet, psa *PodSetAssignment, lost []string
 	if ts == nil || f == nil {
 		return nil, fmt.Errorf("the topology %s of its placement is gone", old.Topology)
 	}
+	if f.Pinned && len(old.Assignment.Nodes) == 1 {
+		// Its job's template names the node (see Flavor.Pinned): moving the
+		// placement would leave the replacement pods pinned to the lost
+		// node, and the job counting them as failures.
+		return nil, fmt.Errorf("pod set %s is pinned to node %s by its job's template; the job is requeued whole",
+			ps.Name, old.Assignment.Nodes[0].Name)
+	}
 	level := ""
 	if t := ps.Topology; t != nil && t.Mode == topology.Required {
 		level = t.Level
@@ -124,6 +135,22 @@ func replacePodSet(s *Snapshot, ps *PodSet, psa *PodSetAssignment, lost []string
 		return nil, err
 	}
 	return &Placement{Topology: old.Topology, Assignment: a}, nil
+}
+
+// podsOn counts the workload's pods placed on the nodes.
+func podsOn(wl *Workload, nodes []string) int32 {
+	var n int32
+	for _, psa := range wl.Admission.PodSets {
+		if psa.Placement == nil {
+			continue
+		}
+		for _, nc := range psa.Placement.Assignment.Nodes {
+			if slices.Contains(nodes, nc.Name) {
+				n += nc.Count
+			}
+		}
+	}
+	return n
 }
 
 func touches(a *topology.Assignment, nodes []string) bool {

@@ -28,7 +28,7 @@ func tasCache(t *testing.T, blocks, racks, nodes int, cqs ...*ClusterQueue) *Cac
 	if err := c.UpsertTopology("fabric", tasLevels); err != nil {
 		t.Fatal(err)
 	}
-	c.UpsertFlavor(&Flavor{Name: "tas", NodeLabels: map[string]string{"pool": "tas"}, Topology: "fabric"})
+	c.UpsertFlavor(&Flavor{Name: "tas", NodeLabels: map[string]string{"pool": "tas"}, Topology: "fabric", Pinned: true})
 	for _, cq := range cqs {
 		c.UpsertClusterQueue(cq)
 	}

@@ -60,8 +60,8 @@ func TestTopologyFailedNodeWithoutRoomEvicts(t *testing.T) {
 }
 
 func TestTopologyNoExecuteTaintBreaksAPlacement(t *testing.T) {
-	c := tasCache(t, 1, 1, 2, tasQueue("cq", 1000))
-	ds := admitIn(t, c, map[string][]*Workload{"cq": {tasWl("w", 0, 1, 1, 8, topology.Required, rackLabel)}})
+	c := tasCache(t, 1, 1, 3, tasQueue("cq", 1000))
+	ds := admitIn(t, c, map[string][]*Workload{"cq": {tasWl("w", 0, 1, 2, 8, topology.Required, rackLabel)}})
 	var on string
 	for n := range podsPlaced(decisionOf(ds, "w")) {
 		on = n
@@ -77,5 +77,67 @@ func TestTopologyNoExecuteTaintBreaksAPlacement(t *testing.T) {
 	r := decisionOf(Schedule(c.Snapshot(), nil), "w")
 	if r == nil || r.Admission == nil || podsPlaced(r)[on] != 0 {
 		t.Fatalf("decision %+v, want the pod moved off %s", r, on)
+	}
+}
+
+// A pod set placed whole on one node of a pinned flavor is pinned through
+// its job's template (a hostname node selector, no gate), which a running
+// job cannot change: when the node fails, moving the placement would
+// strand the replacement pods on the dead node. The job is requeued whole
+// instead, even with room elsewhere.
+func TestTopologyPodSetPinnedToOneNodeIsRequeuedWhole(t *testing.T) {
+	c := tasCache(t, 1, 1, 2, tasQueue("cq", 1000))
+	ds := admitIn(t, c, map[string][]*Workload{"cq": {tasWl("w", 0, 1, 8, 1, topology.Required, hostLabel)}})
+	var on string
+	for n := range podsPlaced(decisionOf(ds, "w")) {
+		on = n
+	}
+	c.DeleteNode(on)
+	r := decisionOf(Schedule(c.Snapshot(), nil), "w")
+	if r == nil || r.Evict != NodeFailed {
+		t.Fatalf("decision %+v, want the workload evicted to be requeued whole", r)
+	}
+	if !strings.Contains(r.Message(), "pinned to node "+on+" by its job's template") {
+		t.Errorf("message %q", r.Message())
+	}
+}
+
+// Pods lost on a failed node count as failures of a batch Job: moving them
+// when they exceed what its job tolerates would fail the job. Within the
+// budget they are moved; past it the job is requeued whole.
+func TestTopologyLossBeyondWhatTheJobToleratesRequeuesWhole(t *testing.T) {
+	for name, tc := range map[string]struct {
+		tolerated *int32
+		evicted   bool
+	}{
+		"no bound known":        {nil, false},
+		"tolerates the 4 lost":  {ptr32(4), false},
+		"tolerates only 3 more": {ptr32(3), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := tasCache(t, 1, 1, 3, tasQueue("cq", 1000))
+			wl := tasWl("w", 0, 1, 8, 2, topology.Required, rackLabel)
+			wl.PodFailuresTolerated = tc.tolerated
+			ds := admitIn(t, c, map[string][]*Workload{"cq": {wl}})
+			var lost string
+			for n, count := range podsPlaced(decisionOf(ds, "w")) {
+				if count == 4 {
+					lost = n
+				}
+			}
+			if lost == "" {
+				t.Fatalf("placement %v, want two nodes of 4 pods", podsPlaced(decisionOf(ds, "w")))
+			}
+			c.DeleteNode(lost)
+			r := decisionOf(Schedule(c.Snapshot(), nil), "w")
+			switch {
+			case r == nil:
+				t.Fatal("no decision")
+			case tc.evicted && (r.Evict != NodeFailed || !strings.Contains(r.Message(), "tolerates 3 more")):
+				t.Errorf("decision %+v (%q), want requeued whole", r, r.Message())
+			case !tc.evicted && (r.Admission == nil || podsPlaced(r)[lost] != 0):
+				t.Errorf("decision %+v, want the 4 pods moved", r)
+			}
+		})
 	}
 }

@@ -25,6 +25,13 @@ const (
 	// from when Muster got round to creating the Workload: jobs submitted
 	// while Muster was starting keep their order.
 	JobCreatedAtAnnotation = "muster.dev/job-created-at"
+	// PodFailuresToleratedAnnotation records, on a Workload, how many more
+	// of its job's pods may fail before the job fails (for a batch/v1 Job:
+	// backoffLimit minus the failures so far, unless a podFailurePolicy
+	// ignores disruptions). Absent: no bound is known. When a node of its
+	// placement fails and the pods there exceed it, the job is requeued
+	// whole instead of its pods being moved (they would count as failures).
+	PodFailuresToleratedAnnotation = "muster.dev/pod-failures-tolerated"
 )
 
 // ResourceFlavorReference is the name of a ResourceFlavor.

@@ -152,6 +152,37 @@ func (j *Job) PodsReady() bool {
 
 func (j *Job) IsActive() bool { return j.Status.Active > 0 }
 
+// PodFailuresTolerated is what is left of the Job's backoffLimit (6 by
+// default): each pod lost on a failed node counts as a failure, unless a
+// podFailurePolicy ignores disruptions (DisruptionTarget), and past the
+// limit the Job fails. A Job with a backoffLimitPerIndex fails an index,
+// not the Job, and has no such bound.
+func (j *Job) PodFailuresTolerated() (int32, bool) {
+	if j.Spec.BackoffLimitPerIndex != nil || j.ignoresDisruptions() {
+		return 0, false
+	}
+	return max(0, ptr.Deref(j.Spec.BackoffLimit, 6)-j.Status.Failed), true
+}
+
+// ignoresDisruptions reports whether a podFailurePolicy rule ignores pods
+// that fail by disruption (a node lost, an eviction).
+func (j *Job) ignoresDisruptions() bool {
+	if j.Spec.PodFailurePolicy == nil {
+		return false
+	}
+	for _, rule := range j.Spec.PodFailurePolicy.Rules {
+		if rule.Action != batchv1.PodFailurePolicyActionIgnore {
+			continue
+		}
+		for _, c := range rule.OnPodConditions {
+			if c.Type == corev1.DisruptionTarget {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ClearStatusOnStop resets startTime: the Job controller accepts a new pod
 // placement only for a Job that has not started, and counts
 // activeDeadlineSeconds from startTime.

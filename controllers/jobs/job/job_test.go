@@ -116,3 +116,30 @@ func TestMinParallelismErrorNamesTheUsersKey(t *testing.T) {
 		}
 	}
 }
+
+func TestPodFailuresTolerated(t *testing.T) {
+	ignoreDisruptions := &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+		Action:          batchv1.PodFailurePolicyActionIgnore,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+	}}}
+	for name, tc := range map[string]struct {
+		spec   batchv1.JobSpec
+		failed int32
+		want   int32
+		ok     bool
+	}{
+		"the default backoffLimit":         {batchv1.JobSpec{}, 0, 6, true},
+		"what is left of it":               {batchv1.JobSpec{BackoffLimit: ptr.To[int32](2)}, 1, 1, true},
+		"none left":                        {batchv1.JobSpec{BackoffLimit: ptr.To[int32](0)}, 3, 0, true},
+		"disruptions ignored: no bound":    {batchv1.JobSpec{PodFailurePolicy: ignoreDisruptions}, 0, 0, false},
+		"a limit per index: not the Job's": {batchv1.JobSpec{BackoffLimitPerIndex: ptr.To[int32](1)}, 0, 0, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := &Job{Spec: tc.spec, Status: batchv1.JobStatus{Failed: tc.failed}}
+			n, ok := j.PodFailuresTolerated()
+			if n != tc.want || ok != tc.ok {
+				t.Errorf("PodFailuresTolerated() = %d, %t, want %d, %t", n, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
