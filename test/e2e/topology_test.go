@@ -183,16 +183,33 @@ func TestTopologyFragmentedGPUsDoNotAdmit(t *testing.T) {
 
 // TestTopologyNodeNotReady: one node of an admitted placement goes
 // NotReady (its Ready condition patched False: kwok, which only sets nodes
-// Ready while they are not Running, leaves it so). Muster either moves the
-// placement to another node of the required rack or evicts and requeues
-// the workload; either way the new placement avoids the node, an event on
-// the workload names it, and the job's pods run on the new placement.
+// Ready while they are not Running, leaves it so) and stays so past the
+// grace period. What Muster does depends on what the job tolerates: a Job
+// with backoffLimit 6 loses one pod it can absorb, so the placement is
+// repaired inside the rack (NodeReplaced); with backoffLimit 0 the lost pod
+// would fail the Job, so it is evicted (NodeFailures), suspended (its pods
+// not counted as failures) and admitted again whole. Either way the new
+// placement avoids the node, an event on the workload names it, the pods
+// run on the new placement, and the Job has not failed.
 func TestTopologyNodeNotReady(t *testing.T) {
+	for name, tc := range map[string]struct {
+		backoffLimit int32
+		event        string
+	}{
+		"tolerated: repaired":     {6, musterv1beta1.ReasonNodeReplaced},
+		"not tolerated: requeued": {0, musterv1beta1.ReasonNodeFailures},
+	} {
+		t.Run(name, func(t *testing.T) { nodeNotReady(t, tc.backoffLimit, tc.event) })
+	}
+}
+
+func nodeNotReady(t *testing.T, backoffLimit int32, wantEvent string) {
 	g := NewWithT(t)
 	p := topologyPool(t)
 	ns := namespace(t)
 	topologyQueue(t, ns, "128", nil)
 	j := topologyJob(ns, "survivor", 2, "8", map[string]string{annRequired: rackLabel})
+	j.Spec.BackoffLimit = ptr.To(backoffLimit)
 	createAll(t, j)
 	labels := map[string]string{"job-name": j.Name}
 	var before []string
@@ -205,51 +222,80 @@ func TestTopologyNodeNotReady(t *testing.T) {
 	setNodeReady(t, failed, false)
 	t.Cleanup(func() { setNodeReady(t, failed, true) })
 
-	g.Eventually(func(g Gomega) {
-		wl := workloadOf(g, ns, "Job", j.Name)
-		g.Expect(wl.Status.Admission).NotTo(BeNil(), "re-admitted")
-		assigned := assignedNodes(g, wl)
-		g.Expect(assigned).NotTo(HaveKey(failed))
-		g.Expect(p.racksOf(keys(assigned))).To(HaveLen(1), "still one rack: %v", assigned)
-	}, nodeFailureTimeout, time.Second).Should(Succeed())
-
-	// Which of the two happened, said by an event naming the node.
-	var events corev1.EventList
 	g.Eventually(func(g Gomega) []string {
+		var events corev1.EventList
 		g.Expect(c.List(context.Background(), &events, client.InNamespace(ns))).To(Succeed())
 		var out []string
 		for _, e := range events.Items {
 			if e.InvolvedObject.Kind == "Workload" && e.InvolvedObject.Name == wl.Name && strings.Contains(e.Message, failed) {
-				out = append(out, e.Reason+": "+e.Message)
+				out = append(out, e.Reason)
 			}
 		}
 		return out
-	}, timeout, time.Second).ShouldNot(BeEmpty(), "an event on workload %s names node %s", wl.Name, failed)
-	for _, e := range events.Items {
-		if e.InvolvedObject.Name == wl.Name {
-			t.Logf("event on %s: %s %s", wl.Name, e.Reason, e.Message)
-		}
-	}
-	got := workloadOf(g, ns, "Job", j.Name)
-	if cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadEvicted); cond != nil {
-		t.Logf("evicted and requeued: %s: %s", cond.Reason, cond.Message)
-	} else {
-		t.Logf("node %s replaced in rack %s: now %v", failed, rack, assignedNodes(g, got))
-	}
+	}, nodeFailureTimeout, time.Second).Should(ContainElement(wantEvent), "a %s event on workload %s names node %s", wantEvent, wl.Name, failed)
+	g.Eventually(func(g Gomega) {
+		wl := workloadOf(g, ns, "Job", j.Name)
+		g.Expect(wl.Status.Admission).NotTo(BeNil(), "admitted")
+		assigned := assignedNodes(g, wl)
+		g.Expect(assigned).NotTo(HaveKey(failed))
+		g.Expect(p.racksOf(keys(assigned))).To(HaveLen(1), "still one rack: %v", assigned)
+	}, nodeFailureTimeout, time.Second).Should(Succeed())
+	t.Logf("node %s of rack %s failed: %s; now on %v", failed, rack, wantEvent, assignedNodes(g, workloadOf(g, ns, "Job", j.Name)))
 
-	// The pods follow. The node lifecycle controller, which would evict a
-	// pod from a NotReady node, is off in this cluster: do its part.
+	// The pods follow. A requeued Job's pods are deleted by its suspension;
+	// a repaired one's pod on the failed node is left to the node lifecycle
+	// controller, which is off in this cluster: do its part.
 	g.Eventually(func(g Gomega) {
 		var pods corev1.PodList
 		g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels(labels))).To(Succeed())
 		for i := range pods.Items {
-			if pods.Items[i].Spec.NodeName == failed && pods.Items[i].DeletionTimestamp == nil {
+			if wantEvent == musterv1beta1.ReasonNodeReplaced && pods.Items[i].Spec.NodeName == failed && pods.Items[i].DeletionTimestamp == nil {
 				g.Expect(client.IgnoreNotFound(c.Delete(context.Background(), &pods.Items[i]))).To(Succeed())
 			}
 		}
 		nodes := placedAsAssigned(g, ns, "Job", j.Name, labels, 2)
 		g.Expect(nodes).NotTo(ContainElement(failed))
 	}, nodeFailureTimeout, time.Second).Should(Succeed())
+	var cur batchv1.Job
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(j), &cur)).To(Succeed())
+	for _, cond := range cur.Status.Conditions {
+		g.Expect(cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue).To(BeFalse(), "the Job failed: %s", cond.Message)
+	}
+}
+
+// TestTopologyPinnedToOneHostIsRequeuedWhole: 8 one-GPU pods required on
+// one host are pinned there by the Job's template. When the host fails the
+// placement is not moved (the replacement pods would wait for the dead
+// node, and fail the Job as they are lost): the Job is requeued whole and
+// runs on another host.
+func TestTopologyPinnedToOneHostIsRequeuedWhole(t *testing.T) {
+	g := NewWithT(t)
+	topologyPool(t)
+	ns := namespace(t)
+	topologyQueue(t, ns, "128", nil)
+	j := topologyJob(ns, "host", 8, "1", map[string]string{annRequired: hostLabel})
+	j.Spec.BackoffLimit = ptr.To[int32](6)
+	createAll(t, j)
+	labels := map[string]string{"job-name": j.Name}
+	var failed string
+	g.Eventually(func(g Gomega) {
+		nodes := placedAsAssigned(g, ns, "Job", j.Name, labels, 8)
+		g.Expect(sets(nodes)).To(HaveLen(1))
+		failed = nodes[0]
+	}, timeout, time.Second).Should(Succeed())
+	setNodeReady(t, failed, false)
+	t.Cleanup(func() { setNodeReady(t, failed, true) })
+	g.Eventually(func(g Gomega) {
+		nodes := placedAsAssigned(g, ns, "Job", j.Name, labels, 8)
+		g.Expect(sets(nodes)).To(HaveLen(1))
+		g.Expect(nodes[0]).NotTo(Equal(failed))
+	}, nodeFailureTimeout, time.Second).Should(Succeed())
+	var cur batchv1.Job
+	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(j), &cur)).To(Succeed())
+	g.Expect(cur.Status.Failed).To(BeNumerically("<=", 6), "the lost pods did not fail the Job")
+	for _, cond := range cur.Status.Conditions {
+		g.Expect(cond.Type == batchv1.JobFailed && cond.Status == corev1.ConditionTrue).To(BeFalse(), "the Job failed: %s", cond.Message)
+	}
 }
 
 // TestTopologyNodeNotReadyWithoutRoomEvicts: a Job fills a whole rack
