@@ -61,6 +61,15 @@ type JobWithPodFailureBudget interface {
 	PodFailuresTolerated() (n int32, ok bool)
 }
 
+// JobWithTemplateLock is implemented by kinds whose API server refuses a
+// stopped job's pod template changes until its pods are gone (a batch/v1
+// Job: suspended, and no active pods): the placement is put back then,
+// rather than retried into the refusal while the pods terminate.
+type JobWithTemplateLock interface {
+	// TemplateLocked reports whether the template cannot change yet.
+	TemplateLocked() bool
+}
+
 // JobWithStopCleanup is implemented by jobs that must clean up more than
 // their spec when stopped (e.g. a batch/v1 Job's startTime).
 type JobWithStopCleanup interface {

@@ -391,6 +391,11 @@ func (r *Reconciler[T]) suspendAndRestore(ctx context.Context, job GenericJob, w
 	if cleanup, ok := job.(JobWithStopCleanup); ok && cleanup.ClearStatusOnStop() {
 		return true, r.client.Status().Update(ctx, obj)
 	}
+	if lock, ok := job.(JobWithTemplateLock); ok && lock.TemplateLocked() {
+		// The job's status changes as its pods go: reconciled again then.
+		log.FromContext(ctx).V(2).Info("Waiting for the stopped job's pods to go before restoring its placement")
+		return false, nil
+	}
 	if err := r.stopGang(ctx, job, wl); err != nil {
 		return false, err
 	}

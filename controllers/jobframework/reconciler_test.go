@@ -236,3 +236,39 @@ func TestReconcilerSaysOnTheJobWhyItHasNoWorkload(t *testing.T) {
 	g.Expect(e.workloads(t)).To(HaveLen(1))
 	g.Expect(*e.workloads(t)[0].Spec.Priority).To(BeEquivalentTo(100))
 }
+
+// The API server refuses a suspended Job's template change while it has
+// active pods: deleting the Workload of a running Job suspends it, then
+// waits for its pods to go before putting its placement back (instead of
+// retrying into the refusal while they terminate), then lets the Workload
+// go.
+func TestReconcilerRestoresADeletedWorkloadsJobOnceItsPodsAreGone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	j := gpuJob(true)
+	e := newReconcilerEnv(t, j, a100())
+	e.start(t, j)
+	running := e.job(t, j)
+	running.Status.Active = 2
+	g.Expect(e.c.Status().Update(ctx, running)).To(Succeed())
+	wl := e.workloads(t)[0]
+	g.Expect(e.c.Delete(ctx, &wl)).To(Succeed())
+
+	for range 4 {
+		e.reconcile(t, j)
+	}
+	got := e.job(t, j)
+	g.Expect(ptr.Deref(got.Spec.Suspend, false)).To(BeTrue(), "stopped")
+	g.Expect(got.Spec.Template.Spec.NodeSelector).To(HaveKeyWithValue("gpu", "a100"), "its template left alone while pods are active")
+	g.Expect(e.workloads(t)).To(HaveLen(1), "the Workload kept while the pods use its quota")
+
+	got.Status.Active = 0
+	g.Expect(e.c.Status().Update(ctx, got)).To(Succeed())
+	for range 3 {
+		e.reconcile(t, j)
+	}
+	g.Expect(e.job(t, j).Spec.Template.Spec.NodeSelector).NotTo(HaveKey("gpu"), "its original placement restored")
+	for _, w := range e.workloads(t) {
+		g.Expect(w.DeletionTimestamp.IsZero()).To(BeTrue(), "the deleted Workload is gone: %s", w.Name)
+	}
+}

@@ -183,6 +183,11 @@ func (j *Job) ignoresDisruptions() bool {
 	return false
 }
 
+// TemplateLocked: the API server accepts a suspended Job's new pod
+// placement only once it has no active pods (and it has not started, or
+// says it is suspended).
+func (j *Job) TemplateLocked() bool { return j.Status.Active > 0 }
+
 // ClearStatusOnStop resets startTime: the Job controller accepts a new pod
 // placement only for a Job that has not started, and counts
 // activeDeadlineSeconds from startTime.
