@@ -29,6 +29,10 @@ type ResourceFlavorConfig struct {
 	Name         string `json:"name"`
 	NodeLabel    string `json:"nodeLabel,omitempty"`
 	TopologyName string `json:"topologyName,omitempty"`
+	// NodeFit, Muster's and not Kueue's, is the node fit of Muster's flavor
+	// in a mix with nodes but no topologyName (Check or Pin): Muster checks
+	// the nodes, Kueue's flavor admits on quota alone.
+	NodeFit string `json:"nodeFit,omitempty"`
 }
 
 // CohortSet is Count cohorts, each holding every QueuesSet.
@@ -156,8 +160,12 @@ func (qs *QueuesSet) validate(topo *TopologyConfig) error {
 // ClusterQueue, the workload creation loops.
 type Plan struct {
 	Flavor string
-	// Topology is the nodes and levels of a topology-aware mix, else nil.
+	// Topology is the nodes and levels of a mix with nodes, else nil.
 	Topology *TopologyPlan
+	// TopologyAware: the flavor names the topology (else the nodes are
+	// only checked by Muster's node fit, NodeFit).
+	TopologyAware bool
+	NodeFit       string
 	Queues   []QueuePlan
 	// Classes are the workload classes in the order they first appear.
 	Classes []string
@@ -176,6 +184,9 @@ type QueuePlan struct {
 // generator does: <queue class>-<set>-<index>-<cohort>.
 func (c *Config) Plan() Plan {
 	p := Plan{Flavor: c.FlavorName(), Topology: c.topologyPlan()}
+	if rf := c.ResourceFlavor; rf != nil {
+		p.TopologyAware, p.NodeFit = rf.TopologyName != "", rf.NodeFit
+	}
 	seen := map[string]bool{}
 	for ci, cs := range c.Cohorts {
 		for n := 0; n < cs.Count; n++ {

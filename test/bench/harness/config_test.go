@@ -211,3 +211,29 @@ func checkSteady(t *testing.T, file string, fraction float64, total int) {
 		t.Errorf("%d workloads, want %d", n, total)
 	}
 }
+
+// The node-fit mix is the quick mix with nodes that only Muster's flavor
+// checks: no topology-aware fields, the same queues and workloads.
+func TestNodeFitMixIsTheQuickMixWithNodes(t *testing.T) {
+	load := func(name string) Plan {
+		cfg, err := LoadConfig(filepath.Join(repoRoot(t), "test/bench/configs", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Plan()
+	}
+	quick, nodefit := load("quick.yaml"), load("quick-nodefit.yaml")
+	if nodefit.TopologyAware || nodefit.NodeFit != "Check" || nodefit.Topology == nil || len(nodefit.Topology.Nodes) != 16 {
+		t.Fatalf("node-fit plan: aware %t, nodeFit %q, topology %+v", nodefit.TopologyAware, nodefit.NodeFit, nodefit.Topology)
+	}
+	if nodefit.Workloads() != quick.Workloads() || len(nodefit.Queues) != len(quick.Queues) || !reflect.DeepEqual(nodefit.Classes, quick.Classes) {
+		t.Fatalf("node-fit mix differs from the quick mix: %d/%d workloads, %d/%d queues", nodefit.Workloads(), quick.Workloads(), len(nodefit.Queues), len(quick.Queues))
+	}
+	rf := Target{Name: "muster"}.ResourceFlavor(nodefit)
+	if spec := rf.Object["spec"].(map[string]any); spec["nodeFit"] != "Check" || spec["topologyName"] != nil {
+		t.Errorf("Muster's flavor %v", spec)
+	}
+	if spec := (Target{Name: "kueue"}).ResourceFlavor(nodefit).Object["spec"].(map[string]any); spec["nodeFit"] != nil || spec["topologyName"] != nil {
+		t.Errorf("Kueue's flavor %v", spec)
+	}
+}

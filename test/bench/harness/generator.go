@@ -25,11 +25,11 @@ var (
 // LocalQueue of the same name.
 func createQueues(ctx context.Context, api *APIServer, t Target, plan Plan) error {
 	if plan.Topology != nil {
-		if err := createTopology(ctx, api, t, plan.Topology); err != nil {
+		if err := createTopology(ctx, api, t, plan.Topology, plan.TopologyAware); err != nil {
 			return err
 		}
 	}
-	if err := create(ctx, api, t.Resource("ResourceFlavor"), t.ResourceFlavor(plan.Flavor, plan.Topology)); err != nil {
+	if err := create(ctx, api, t.Resource("ResourceFlavor"), t.ResourceFlavor(plan)); err != nil {
 		return err
 	}
 	return forEach(len(plan.Queues), 8, func(i int) error {

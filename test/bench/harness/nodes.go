@@ -18,11 +18,11 @@ var nodes = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 // allocatable and untainted, then the target's Topology. No kubelet runs:
 // the envtest control plane has no node lifecycle controller either, so
 // nothing marks the nodes NotReady or taints them again during the run.
-func createTopology(ctx context.Context, api *APIServer, t Target, topo *TopologyPlan) error {
+func createTopology(ctx context.Context, api *APIServer, t Target, topo *TopologyPlan, withTopology bool) error {
 	err := forEach(len(topo.Nodes), 16, func(i int) error {
 		return createNode(ctx, api, topo.Nodes[i])
 	})
-	if err != nil {
+	if err != nil || !withTopology {
 		return err
 	}
 	return create(ctx, api, t.Resource("Topology"), t.Topology(topo))

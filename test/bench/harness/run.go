@@ -138,7 +138,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 		pprofAddr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
 	proc, err := StartProcess(spec.Target, Launch{Dir: spec.Dir, Kubeconfig: api.TargetKubeconfig, QPS: qps, Burst: burst,
-		Pprof: pprofAddr, TAS: plan.Topology != nil})
+		Pprof: pprofAddr, TAS: plan.TopologyAware})
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +150,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	rec := NewRecorder()
 	kubelet := NewKubelet(api.Dynamic, spec.Target, rec, ClassLabel)
 	var placements *Placements
-	if plan.Topology != nil {
+	if plan.TopologyAware {
 		placements = NewPlacements(spec.Target, plan.Topology)
 		kubelet.CheckPlacements(placements)
 	}

@@ -157,19 +157,25 @@ func (t Target) object(kind, namespace, name string, spec map[string]any) *unstr
 	return u
 }
 
-// ResourceFlavor is the one flavor of the mix; with a topology it selects
-// the topology's nodes by their flavor label. Without one the mix has no
-// nodes, and Muster's flavor admits on quota alone (node fit None), as
-// Kueue's does.
-func (t Target) ResourceFlavor(name string, topo *TopologyPlan) *unstructured.Unstructured {
+// ResourceFlavor is the one flavor of the mix. With nodes it selects them
+// by their flavor label, and names the topology in a topology-aware mix;
+// in a node-fit mix Muster's checks the nodes (plan.NodeFit) and Kueue's
+// admits on quota alone. Without nodes Muster's admits on quota alone too
+// (node fit None), as Kueue's does.
+func (t Target) ResourceFlavor(plan Plan) *unstructured.Unstructured {
 	spec := map[string]any{}
-	if topo != nil {
-		spec["topologyName"] = topo.Name
+	switch topo := plan.Topology; {
+	case topo != nil:
 		spec["nodeLabels"] = map[string]any{topo.FlavorLabel: flavorNodeValue}
-	} else if t.Name == "muster" {
+		if plan.TopologyAware {
+			spec["topologyName"] = topo.Name
+		} else if t.Name == "muster" {
+			spec["nodeFit"] = plan.NodeFit
+		}
+	case t.Name == "muster":
 		spec["nodeFit"] = "None"
 	}
-	return t.object("ResourceFlavor", "", name, spec)
+	return t.object("ResourceFlavor", "", plan.Flavor, spec)
 }
 
 // Topology is the mix's Topology; both APIs spell it spec.levels[].nodeLabel.

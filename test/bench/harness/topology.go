@@ -73,10 +73,11 @@ func (c *Config) validateTopology() error {
 		return nil
 	}
 	t := c.Topology
-	if rf == nil || rf.TopologyName != t.Name || rf.NodeLabel == "" {
-		return errors.New("a topology needs a resourceFlavor with its name as topologyName and a nodeLabel")
+	nodeFitOnly := rf != nil && rf.TopologyName == "" && (rf.NodeFit == "Check" || rf.NodeFit == "Pin")
+	if rf == nil || (rf.TopologyName != t.Name && !nodeFitOnly) || rf.NodeLabel == "" {
+		return errors.New("a topology needs a resourceFlavor with its name as topologyName (or nodeFit Check or Pin) and a nodeLabel")
 	}
-	if t.Name == "" || len(t.Levels) < 2 {
+	if t.Name == "" || len(t.Levels) < 2 && !nodeFitOnly {
 		return errors.New("topology: a name and at least two levels are required")
 	}
 	seen := map[string]bool{}
