@@ -64,14 +64,22 @@ func run(in io.Reader, out io.Writer) error {
 			// With cert-manager, its CA injector fills the caBundle.
 			text = strings.Replace(text, "metadata:\n", "metadata:\n"+
 				"{{- if eq .Values.certs.mode \"cert-manager\" }}\n"+
-				"  annotations:\n    cert-manager.io/inject-ca-from: muster-system/muster-serving-cert\n"+
+				"  annotations:\n    cert-manager.io/inject-ca-from: "+configNamespace+"/muster-serving-cert\n"+
 				"{{- end }}\n", 1)
 		}
 		text = strings.ReplaceAll(text, "namespaceSelector: "+jobSelectorMark+"\n",
 			"namespaceSelector:\n    {{- toYaml .Values.managedJobsNamespaceSelector | nindent 4 }}\n")
+		// Installed into the release's namespace, whatever config/ names.
+		text = strings.ReplaceAll(text, configNamespace, "{{ .Release.Namespace }}")
+		if kind == "APIService" {
+			text = "{{- if .Values.visibility.enable }}\n" + text + "{{- end }}\n"
+		}
 		fmt.Fprintf(out, "---\n%s", text)
 	}
 }
+
+// configNamespace is the namespace config/ installs into.
+const configNamespace = "muster-system"
 
 // jobSelectorMark stands, until the text is written, for the namespace
 // selector of the job webhooks: the chart takes it from the value

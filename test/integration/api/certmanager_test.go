@@ -204,13 +204,19 @@ func kustomizePath(t *testing.T, dir string) []byte {
 // API server (creating muster-system first) and returns kubectl's output.
 func serverDryRun(t *testing.T, manifests []byte) string {
 	t.Helper()
+	return serverDryRunIn(t, "muster-system", manifests)
+}
+
+// serverDryRunIn is serverDryRun for manifests installed into namespace.
+func serverDryRunIn(t *testing.T, namespace string, manifests []byte) string {
+	t.Helper()
 	g := NewWithT(t)
 	kubeconfig, err := env.KubeConfig()
 	g.Expect(err).NotTo(HaveOccurred())
 	path := filepath.Join(t.TempDir(), "kubeconfig")
 	g.Expect(os.WriteFile(path, kubeconfig, 0o600)).To(Succeed())
 	ns := &corev1.Namespace{}
-	ns.Name = "muster-system"
+	ns.Name = namespace
 	if err := env.Client.Create(context.Background(), ns); err != nil {
 		g.Expect(err).To(MatchError(ContainSubstring("already exists")))
 	}

@@ -163,3 +163,45 @@ func TestHelmChartIsValid(t *testing.T) {
 	g.Expect(*cfg.InternalCertManagement.Enable).To(BeTrue())
 	g.Expect(*cfg.Metrics.SecureServing).To(BeTrue())
 }
+
+// TestHelmChartInstallsIntoItsReleaseNamespace: rendered for another
+// namespace, every object the chart installs is there or points there (the
+// webhooks' and the APIService's Service, RBAC subjects, the manager's own
+// namespace), the API server accepts them, and the visibility API and the
+// dashboard are turned on and off by their values.
+func TestHelmChartInstallsIntoItsReleaseNamespace(t *testing.T) {
+	g := NewWithT(t)
+	chart := filepath.Join(framework.RepoRoot(), "charts", "muster")
+	render := func(args ...string) []byte {
+		out, err := exec.Command(filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "helm"),
+			append([]string{"template", "muster", chart, "-n", "ml-platform"}, args...)...).Output()
+		g.Expect(err).NotTo(HaveOccurred(), "helm template %v", args)
+		return out
+	}
+	manifests := render()
+	serverDryRunIn(t, "ml-platform", manifests)
+	for _, line := range strings.Split(string(manifests), "\n") {
+		if strings.Contains(line, "muster-system") {
+			g.Expect(line).To(MatchRegexp(`^\s*values: \[.*muster-system.*\]$|^\s*- muster-system$`),
+				"only the default managedJobsNamespaceSelector may name muster-system")
+		}
+	}
+	objs := decodeObjects(t, manifests)
+	for _, o := range objs {
+		if o.GetNamespace() != "" {
+			g.Expect(o.GetNamespace()).To(BeElementOf("ml-platform", "kube-system"), "%s %s", o.GetKind(), o.GetName())
+		}
+	}
+	g.Expect(string(manifests)).To(ContainSubstring("muster-webhook-service.ml-platform.svc"))
+	cfg := managerConfig(t, objs)
+	g.Expect(*cfg.Namespace).To(Equal("ml-platform"))
+	g.Expect(cfg.Visibility.BindAddress).To(Equal(":8082"))
+	g.Expect(cfg.Dashboard.BindAddress).To(Equal("0"))
+	g.Expect(string(manifests)).To(ContainSubstring("kind: APIService"))
+
+	off := render("--set", "visibility.enable=false", "--set", "dashboard.enable=true")
+	g.Expect(string(off)).NotTo(ContainSubstring("kind: APIService"))
+	cfg = managerConfig(t, decodeObjects(t, off))
+	g.Expect(cfg.Visibility.BindAddress).To(Equal("0"))
+	g.Expect(cfg.Dashboard.BindAddress).To(Equal(":8083"))
+}
