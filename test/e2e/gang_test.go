@@ -29,14 +29,18 @@ import (
 // starts it with WORKLOAD_API=1 COSCHEDULING=1).
 
 // gangQueues is a ClusterQueue of 32 GPUs on one flavor over the demo
-// nodes (no node labels: any of them), handing its jobs to provider.
+// nodes (no node labels: any of them), handing its jobs to provider. The
+// flavor admits on quota alone (node fit None, as for a pool whose nodes
+// the gang scheduler alone may hold to): with node fit, Muster would
+// admit the second job only once the first had left room, and the gang
+// scheduler would have nothing to do.
 func gangQueues(t *testing.T, ns string, provider musterv1beta1.GangSchedulerProvider) {
 	t.Helper()
 	requireServed(t, provider)
 	flavor := "any-" + ns
 	cq := MakeClusterQueue("cq-"+ns).GangScheduling(provider, "").
 		ResourceGroup(MakeFlavorQuotas(flavor).Resource("cpu", "64").Resource(gpu, "32").Obj()).Obj()
-	createAll(t, MakeResourceFlavor(flavor).Obj(), cq, MakeLocalQueue("main", ns).ClusterQueue(cq.Name).Obj())
+	createAll(t, MakeResourceFlavor(flavor).QuotaOnly().Obj(), cq, MakeLocalQueue("main", ns).ClusterQueue(cq.Name).Obj())
 	g := NewWithT(t)
 	g.Eventually(func(g Gomega) {
 		var got musterv1beta1.ClusterQueue

@@ -154,7 +154,7 @@ func TestAFollowerAnswersTheVisibilityAPI(t *testing.T) {
 		g.Expect(got.Items[0].Reason).To(ContainSubstring("nvidia.com/gpu"))
 	}, timeout, time.Second).Should(Succeed())
 	// kubectl muster, as a user runs it, through the follower.
-	out, err := exec.Command(filepath.Join(framework.RepoRoot(), "bin", "kubectl-muster"), "list", "-n", ns,
+	out, err := exec.Command(filepath.Join(framework.RepoRoot(), "bin", "kubectl-muster"), "list", "workloads", "-n", ns,
 		"--kubeconfig", filepath.Join(runDir(), "kubeconfig")).CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	g.Expect(string(out)).To(ContainSubstring("second"))
