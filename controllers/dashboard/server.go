@@ -18,13 +18,15 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	"sigs.k8s.io/controller-runtime/pkg/certwatcher"
 )
 
 //go:embed static
@@ -43,8 +45,14 @@ const refresh = time.Second
 // Server is the dashboard, a manager Runnable on every replica.
 type Server struct {
 	BindAddress string
-	// Secure serves HTTPS and checks bearer tokens as /metrics does.
-	Secure     bool
+	// Secure serves HTTPS and checks bearer tokens as /metrics does, and
+	// lists only the workloads of the namespaces the token may list
+	// Workloads in (auth.go).
+	Secure bool
+	// CertDir, when it holds tls.crt and tls.key (a mounted Secret), is
+	// the HTTPS certificate, reloaded when it changes; else a self-signed
+	// one is made at start.
+	CertDir    string
 	RestConfig *rest.Config
 	Source     Source
 	Clock      clock.PassiveClock
@@ -73,18 +81,14 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("dashboard: %w", err)
 	}
 	if s.Secure {
-		filter, err := filters.WithAuthenticationAndAuthorization(s.RestConfig, mustHTTPClient(s.RestConfig))
+		if handler, err = authenticating(s.RestConfig, mustHTTPClient(s.RestConfig), ctrl.Log.WithName("dashboard"), handler); err != nil {
+			return err
+		}
+		tlsConfig, err := s.tlsConfig(ctx)
 		if err != nil {
 			return err
 		}
-		if handler, err = filter(ctrl.Log.WithName("dashboard"), handler); err != nil {
-			return err
-		}
-		cert, err := selfSigned()
-		if err != nil {
-			return err
-		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12})
+		ln = tls.NewListener(ln, tlsConfig)
 	}
 	srv := &http.Server{Handler: withLogin(withCookieToken(handler)), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -108,31 +112,34 @@ func mustHTTPClient(cfg *rest.Config) *http.Client {
 	return c
 }
 
+// tlsConfig serves the certificate of CertDir when it has one (watched, so
+// a renewed Secret is served without a restart), else a self-signed one.
+func (s *Server) tlsConfig(ctx context.Context) (*tls.Config, error) {
+	cfg := &tls.Config{NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
+	crt, key := filepath.Join(s.CertDir, "tls.crt"), filepath.Join(s.CertDir, "tls.key")
+	if _, err := os.Stat(crt); s.CertDir != "" && err == nil {
+		w, err := certwatcher.New(crt, key)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard certificate: %w", err)
+		}
+		go func() { _ = w.Start(ctx) }()
+		cfg.GetCertificate = w.GetCertificate
+		return cfg, nil
+	}
+	cert, err := selfSigned()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Certificates = []tls.Certificate{cert}
+	return cfg, nil
+}
+
 func selfSigned() (tls.Certificate, error) {
 	crt, key, err := certutil.GenerateSelfSignedCertKey("localhost", []net.IP{net.ParseIP("127.0.0.1")}, nil)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
 	return tls.X509KeyPair(crt, key)
-}
-
-// withLogin handles /dashboard/login?token=...: the token goes into an
-// HttpOnly cookie and the browser to the dashboard. The token is checked
-// on the next request, as any.
-func withLogin(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != Prefix+"login" {
-			next.ServeHTTP(w, r)
-			return
-		}
-		token := r.URL.Query().Get("token")
-		if token == "" {
-			http.Error(w, "login needs ?token=<a bearer token allowed GET on /dashboard/*>", http.StatusBadRequest)
-			return
-		}
-		http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: token, Path: Prefix, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
-		http.Redirect(w, r, Prefix, http.StatusFound)
-	})
 }
 
 // withCookieToken turns the login cookie into the Authorization header the
@@ -157,7 +164,7 @@ func (s *Server) now() time.Time {
 }
 
 func (s *Server) serveState(w http.ResponseWriter, r *http.Request) {
-	st, err := s.Source.build(r.Context(), s.now())
+	st, err := s.Source.build(r.Context(), s.now(), mayListFrom(r.Context()))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -179,8 +186,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	var last []byte
 	tick := time.NewTicker(refresh)
 	defer tick.Stop()
+	may := mayListFrom(r.Context())
 	for {
-		st, err := s.Source.build(r.Context(), s.now())
+		st, err := s.Source.build(r.Context(), s.now(), may)
 		if err == nil {
 			st.Time = time.Time{} // unchanged state, unchanged bytes
 			data, _ := json.Marshal(st)

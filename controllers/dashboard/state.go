@@ -61,6 +61,9 @@ type ClusterQueue struct {
 	WeightedShare int64      `json:"weightedShare"`
 	PendingList   []Pending  `json:"pendingList"`
 	AdmittedList  []Admitted `json:"admittedList"`
+	// Hidden counts the listed admitted workloads of namespaces the viewer
+	// may not list.
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // Resource is one bar: a flavor's resource, reserved against nominal.
@@ -92,8 +95,9 @@ type Admitted struct {
 	Since      string `json:"since"`
 }
 
-// build assembles the state at now.
-func (s Source) build(ctx context.Context, now time.Time) (*State, error) {
+// build assembles the state at now, listing only the workloads of the
+// namespaces may allows (all when nil).
+func (s Source) build(ctx context.Context, now time.Time, may mayList) (*State, error) {
 	st := &State{Time: now, Synced: s.Synced == nil || s.Synced(), Leading: s.Leading == nil || s.Leading(), Cohorts: []Cohort{}, ClusterQueues: []ClusterQueue{}, Recent: []scheduling.RecentEvent{}}
 	var cohorts musterv1beta1.CohortList
 	if err := s.Reader.List(ctx, &cohorts, client.UnsafeDisableDeepCopy); err != nil {
@@ -111,7 +115,7 @@ func (s Source) build(ctx context.Context, now time.Time) (*State, error) {
 		known[c.Name] = true
 	}
 	for i := range cqs.Items {
-		cq := s.clusterQueue(&cqs.Items[i], now)
+		cq := s.clusterQueue(&cqs.Items[i], now, may)
 		if cq.Cohort != "" && !known[cq.Cohort] {
 			// A cohort named only by its queues exists all the same.
 			known[cq.Cohort] = true
@@ -122,12 +126,25 @@ func (s Source) build(ctx context.Context, now time.Time) (*State, error) {
 	sort.Slice(st.Cohorts, func(i, j int) bool { return st.Cohorts[i].Name < st.Cohorts[j].Name })
 	sort.Slice(st.ClusterQueues, func(i, j int) bool { return st.ClusterQueues[i].Name < st.ClusterQueues[j].Name })
 	if s.Recent != nil {
-		st.Recent = s.Recent()
+		for _, e := range s.Recent() {
+			if visible(may, e.Workload) {
+				st.Recent = append(st.Recent, e)
+			}
+		}
 	}
 	return st, nil
 }
 
-func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time) ClusterQueue {
+// visible says whether a workload (namespace/name) may be listed.
+func visible(may mayList, key string) bool {
+	if may == nil {
+		return true
+	}
+	ns, _, _ := strings.Cut(key, "/")
+	return may(ns)
+}
+
+func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time, may mayList) ClusterQueue {
 	status := s.Cache.ClusterQueueStatus(obj.Name)
 	cq := ClusterQueue{
 		Name: obj.Name, Cohort: string(obj.Spec.Cohort), Active: status.Inactive == "", Inactive: status.Inactive,
@@ -135,7 +152,7 @@ func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time) Clu
 		Quota: quotaBars(obj, status), PendingList: []Pending{}, AdmittedList: []Admitted{},
 	}
 	if order, ok := s.Queues.Pending(obj.Name); ok {
-		for _, p := range order.Page(0, listed, nil) {
+		for _, p := range order.Page(0, listed, func(w *core.Workload) bool { return visible(may, w.Key) }) {
 			cq.PendingList = append(cq.PendingList, Pending{
 				Workload: p.Workload.Key, LocalQueue: p.Workload.Queue, Priority: p.Workload.Priority,
 				InClusterQueue: p.InClusterQueue, InLocalQueue: p.InLocalQueue, Reason: s.reason(p.Workload.Key),
@@ -144,6 +161,10 @@ func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time) Clu
 		}
 	}
 	for _, wl := range s.Cache.Admitted(obj.Name, listed) {
+		if !visible(may, wl.Key) {
+			cq.Hidden++
+			continue
+		}
 		cq.AdmittedList = append(cq.AdmittedList, Admitted{Workload: wl.Key, LocalQueue: wl.Queue, Flavors: flavorsOf(wl.Admission),
 			Since: now.Sub(wl.AdmittedAt).Round(time.Second).String()})
 	}

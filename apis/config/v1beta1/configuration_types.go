@@ -131,8 +131,8 @@ type VisibilityConfig struct {
 	// BindAddress is the host:port of the visibility API; "0" turns it off.
 	// The kube-apiserver reaches it through the APIService
 	// v1beta1.visibility.muster.dev and the webhook Service's visibility
-	// port. Every replica serves it; only the leader has queues, and the
-	// others answer 503 (docs/visibility.md).
+	// port. Every replica serves it from the queues it keeps
+	// (docs/visibility.md).
 	BindAddress string `json:"bindAddress,omitempty"`
 }
 
@@ -143,11 +143,16 @@ type DashboardConfig struct {
 	BindAddress string `json:"bindAddress,omitempty"`
 	// SecureServing, the default, serves it over HTTPS (self-signed) and
 	// only to bearer tokens the API server authenticates and authorizes for
-	// GET on /dashboard/* (the dashboard-viewer ClusterRole), as /metrics.
-	// A browser sends the token once to /dashboard/login?token=..., which
-	// keeps it in a cookie. false serves plain HTTP to anyone (a developer's
-	// machine only).
+	// GET on /dashboard/* (the dashboard-viewer ClusterRole), as /metrics,
+	// and lists the workloads of only the namespaces the token may list
+	// Workloads in. A browser posts the token once to the form at
+	// /dashboard/login, which keeps it in a cookie. false serves plain HTTP
+	// to anyone (a developer's machine only).
 	SecureServing *bool `json:"secureServing,omitempty"`
+	// CertDir holds tls.crt and tls.key for the HTTPS dashboard (a mounted
+	// Secret, reloaded when it changes). Empty, or without those files, a
+	// self-signed certificate is generated at start.
+	CertDir string `json:"certDir,omitempty"`
 }
 
 // WebhookConfig configures the webhook server.

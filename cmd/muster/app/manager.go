@@ -306,6 +306,7 @@ func setupDashboard(mgr manager.Manager, cfg *configv1beta1.Configuration, state
 	return mgr.Add(&dashboard.Server{
 		BindAddress: cfg.Dashboard.BindAddress,
 		Secure:      *cfg.Dashboard.SecureServing,
+		CertDir:     cfg.Dashboard.CertDir,
 		RestConfig:  mgr.GetConfig(),
 		Clock:       clk,
 		Source: dashboard.Source{Queues: state.Queues, Cache: state.Cache, Reader: mgr.GetClient(),

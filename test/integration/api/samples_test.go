@@ -192,7 +192,18 @@ func TestHelmChartInstallsIntoItsReleaseNamespace(t *testing.T) {
 			g.Expect(o.GetNamespace()).To(BeElementOf("ml-platform", "kube-system"), "%s %s", o.GetKind(), o.GetName())
 		}
 	}
-	g.Expect(string(manifests)).To(ContainSubstring("muster-webhook-service.ml-platform.svc"))
+	for _, o := range objs {
+		if strings.HasSuffix(o.GetKind(), "WebhookConfiguration") {
+			hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+			for _, h := range hooks {
+				ns, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "namespace")
+				g.Expect(ns).To(Equal("ml-platform"), "%s %s", o.GetKind(), o.GetName())
+			}
+		}
+	}
+	withCertManager := string(render("--set", "certs.mode=cert-manager"))
+	g.Expect(withCertManager).To(ContainSubstring("muster-webhook-service.ml-platform.svc"))
+	g.Expect(withCertManager).To(ContainSubstring("cert-manager.io/inject-ca-from: ml-platform/muster-serving-cert"))
 	cfg := managerConfig(t, objs)
 	g.Expect(*cfg.Namespace).To(Equal("ml-platform"))
 	g.Expect(cfg.Visibility.BindAddress).To(Equal(":8082"))

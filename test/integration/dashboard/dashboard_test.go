@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -58,11 +60,19 @@ func browser(t *testing.T) context.Context {
 }
 
 // viewerToken is a ServiceAccount token bound to config/rbac's
-// dashboard-viewer ClusterRole.
-func viewerToken(t *testing.T) string {
+// dashboard-viewer ClusterRole, allowed to list the Workloads of the given
+// namespaces.
+func viewerToken(t *testing.T, namespaces ...string) string {
 	t.Helper()
 	ns := env.NewNamespace(t, "viewer", nil)
 	token := env.ServiceAccountToken(t, ns, "admin")
+	for _, wns := range namespaces {
+		role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "list-workloads", Namespace: wns},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"muster.dev"}, Resources: []string{"workloads"}, Verbs: []string{"list"}}}}
+		env.CreateAll(t, role, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "list-workloads-" + ns, Namespace: wns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "admin", Namespace: ns}}})
+	}
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "dashboard-viewer-" + ns},
 		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/dashboard", "/dashboard/*"}, Verbs: []string{"get"}}}}
 	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
@@ -97,10 +107,13 @@ func TestDashboardInABrowser(t *testing.T) {
 	}, framework.Timeout, framework.Interval).Should(Equal(http.StatusUnauthorized), "no token, no dashboard")
 
 	q := env.NewGPUQueue(t, "dash", "a100", "4")
-	token := viewerToken(t)
+	token := viewerToken(t, q.Namespace)
 	ctx := browser(t)
-	// As a person does: open the login link once; the cookie does the rest.
-	g.Expect(chromedp.Do(ctx, chromedp.Navigate(base+"login?token="+token))).To(Succeed())
+	// As a person does: post the token to the login form once; the cookie
+	// does the rest.
+	g.Expect(chromedp.Do(ctx, chromedp.Navigate(base+"login"))).To(Succeed())
+	g.Expect(chromedp.Do(ctx, chromedp.SetValue("#token", token))).To(Succeed())
+	g.Expect(chromedp.Do(ctx, chromedp.Click("#login"))).To(Succeed())
 	bar := fmt.Sprintf(`#cq-%s .bar[data-resource="nvidia.com/gpu"] .usage`, q.ClusterQueue)
 	g.Eventually(func() (string, error) { return text(ctx, bar) }, framework.Timeout, framework.Interval).Should(Equal("0 / 4"),
 		func() string { body, _ := text(ctx, "body"); return "the page says: " + body })
@@ -151,4 +164,49 @@ func TestDashboardRefusesAnUnauthorizedToken(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		g.Expect(strings.ToLower(body)).To(ContainSubstring("authorization denied"))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// TestDashboardListsOnlyTheViewersNamespaces: a viewer allowed to list the
+// Workloads of one namespace sees that namespace's admitted and pending
+// workloads and recent decisions, not another's; the queues and their bars
+// are shown to all. A token in the login URL is refused.
+func TestDashboardListsOnlyTheViewersNamespaces(t *testing.T) {
+	g := NewWithT(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", framework.FreePort())
+	env.StartManager(t, func(c *configv1beta1.Configuration) { c.Dashboard.BindAddress = addr })
+	mine, theirs := env.NewGPUQueue(t, "mine", "a100", "4"), env.NewGPUQueue(t, "theirs", "a100", "4")
+	for _, q := range []framework.GPUQueue{mine, theirs} {
+		for _, j := range []*batchv1.Job{MakeJob("running", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "4").Obj(),
+			MakeJob("waiting", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "2").Obj()} {
+			env.CreateAll(t, j)
+		}
+	}
+	token := viewerToken(t, mine.Namespace)
+	insecure := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	get := func(path string) (int, string, error) {
+		req, err := http.NewRequest(http.MethodGet, "https://"+addr+"/dashboard/"+path, nil)
+		if err != nil {
+			return 0, "", err
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := insecure.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), err
+	}
+	g.Eventually(func(g Gomega) {
+		code, body, err := get("api/state")
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(code).To(Equal(http.StatusOK), body)
+		g.Expect(body).To(ContainSubstring(mine.Namespace+"/job-running-"), "its admitted workload")
+		g.Expect(body).To(ContainSubstring(mine.Namespace+"/job-waiting-"), "its pending workload")
+		g.Expect(body).To(ContainSubstring(`"name":"`+theirs.ClusterQueue+`"`), "every queue")
+		g.Expect(body).NotTo(ContainSubstring(theirs.Namespace+"/"), "no workload of a namespace it may not list")
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	code, body, err := get("login?token=" + token)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(code).To(Equal(http.StatusBadRequest), body)
 }
