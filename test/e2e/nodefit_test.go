@@ -62,7 +62,7 @@ func TestNodeFitOnTheDemoFlavors(t *testing.T) {
 	t.Logf("%s waits: %s", wl.Name, meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message)
 	g.Consistently(func(g Gomega) {
 		bound, pending, _, _ := podsOf(g, ns, big.Name)
-		g.Expect(bound + pending).To(BeZero(), "the waiting job creates no pods")
+		g.Expect(bound+pending).To(BeZero(), "the waiting job creates no pods")
 	}, 3*time.Second, time.Second).Should(Succeed())
 
 	// A node frees: the job is admitted and its pod runs there.

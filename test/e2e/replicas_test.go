@@ -16,10 +16,10 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
@@ -55,8 +55,8 @@ func startFollower(t *testing.T) int {
 	}
 	probe, visibility := freeLocalPort(t), freeLocalPort(t)
 	ports := map[string]string{
-		`healthProbeBindAddress: 127\.0\.0\.1:\d+`: fmt.Sprintf("healthProbeBindAddress: 127.0.0.1:%d", probe),
-		`(metrics:\s*\n(?:\s*#.*\n)*\s*bindAddress:) 127\.0\.0\.1:\d+`: fmt.Sprintf("$1 127.0.0.1:%d", freeLocalPort(t)),
+		`healthProbeBindAddress: 127\.0\.0\.1:\d+`:                        fmt.Sprintf("healthProbeBindAddress: 127.0.0.1:%d", probe),
+		`(metrics:\s*\n(?:\s*#.*\n)*\s*bindAddress:) 127\.0\.0\.1:\d+`:    fmt.Sprintf("$1 127.0.0.1:%d", freeLocalPort(t)),
 		`(visibility:\s*\n(?:\s*#.*\n)*\s*bindAddress:) 127\.0\.0\.1:\d+`: fmt.Sprintf("$1 127.0.0.1:%d", visibility),
 		`port: \d+`: fmt.Sprintf("port: %d", freeLocalPort(t)),
 	}

@@ -166,7 +166,7 @@ type Plan struct {
 	// only checked by Muster's node fit, NodeFit).
 	TopologyAware bool
 	NodeFit       string
-	Queues   []QueuePlan
+	Queues        []QueuePlan
 	// Classes are the workload classes in the order they first appear.
 	Classes []string
 }
