@@ -179,6 +179,59 @@ func (h *HandOff) Start(ctx context.Context, job jobframework.GenericJob, framew
 	return nil
 }
 
+// Shrink implements jobframework.Gang: the pod groups Muster made for the
+// workload get the counts the job still runs (never more than admitted);
+// the scheduling.k8s.io Workload keeps its template, which is immutable.
+// Groups an operator or KAI's podgrouper made are theirs.
+func (h *HandOff) Shrink(ctx context.Context, job jobframework.GenericJob, framework string, wl *musterv1beta1.Workload, toRun []int32) error {
+	cq := &musterv1beta1.ClusterQueue{}
+	if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	name := ProviderOf(cq, h.cfg.Default)
+	p := providerOf(name)
+	if p == nil || name == musterv1beta1.GangKAI || h.operatorMakesGroups(framework, name) {
+		return nil
+	}
+	g, err := h.group(job, wl, cq, name)
+	if err != nil {
+		return err
+	}
+	for i := range g.PodSets {
+		if i < len(toRun) {
+			g.PodSets[i].Count = min(g.PodSets[i].Count, max(toRun[i], 1))
+		}
+	}
+	for _, obj := range p.objects(g) {
+		if kindOf(obj) == "PodGroup" {
+			if err := h.resize(ctx, wl, obj); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resize brings an existing pod group of the workload to want's counts,
+// writing only when they differ.
+func (h *HandOff) resize(ctx context.Context, wl *musterv1beta1.Workload, want client.Object) error {
+	old := want.DeepCopyObject().(client.Object)
+	if err := h.client.Get(ctx, client.ObjectKeyFromObject(want), old); err != nil || !ownedBy(old, wl) {
+		return client.IgnoreNotFound(err)
+	}
+	if sameSpec(old, want) {
+		return nil
+	}
+	// Only what want sets changes: the fields the API server defaulted
+	// (a PodGroup's priority) are immutable.
+	base := old.DeepCopyObject().(client.Object)
+	if err := overlaySpec(old, want); err != nil {
+		return err
+	}
+	log.FromContext(ctx).V(2).Info("Lowered the gang minimum to the pods the job still runs", "podGroup", klog.KObj(old))
+	return h.client.Patch(ctx, old, client.MergeFrom(base))
+}
+
 // operatorMakesGroups reports whether the job's operator creates the pod
 // group for this provider itself (training-operator --gang-scheduler-name,
 // KubeRay --batch-scheduler): Volcano and coscheduling only.

@@ -5,6 +5,9 @@ import (
 	"reflect"
 
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -40,6 +43,76 @@ func (h *HandOff) updateCounts(ctx context.Context, old, want client.Object) err
 	want.SetAnnotations(old.GetAnnotations())
 	want.SetOwnerReferences(old.GetOwnerReferences())
 	return h.client.Update(ctx, want)
+}
+
+// sameSpec reports whether two pod groups' specs are alike in every field
+// want sets (the API server may have defaulted others on old).
+func sameSpec(old, want client.Object) bool {
+	o, err1 := runtime.DefaultUnstructuredConverter.ToUnstructured(old)
+	w, err2 := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	oldSpec, _ := o["spec"].(map[string]any)
+	wantSpec, _ := w["spec"].(map[string]any)
+	return contains(oldSpec, wantSpec)
+}
+
+// overlaySpec sets on old every spec field want sets, keeping the others.
+func overlaySpec(old, want client.Object) error {
+	o, err := runtime.DefaultUnstructuredConverter.ToUnstructured(old)
+	if err != nil {
+		return err
+	}
+	w, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+	if err != nil {
+		return err
+	}
+	oldSpec, _ := o["spec"].(map[string]any)
+	wantSpec, _ := w["spec"].(map[string]any)
+	if oldSpec == nil {
+		oldSpec = map[string]any{}
+		o["spec"] = oldSpec
+	}
+	overlay(oldSpec, wantSpec)
+	if u, ok := old.(*unstructured.Unstructured); ok {
+		u.Object = o
+		return nil
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(o, old)
+}
+
+func overlay(dst, src map[string]any) {
+	for k, v := range src {
+		sm, srcIsMap := v.(map[string]any)
+		dm, dstIsMap := dst[k].(map[string]any)
+		if srcIsMap && dstIsMap {
+			overlay(dm, sm)
+			continue
+		}
+		dst[k] = v
+	}
+}
+
+// contains reports whether every value of want is in have.
+func contains(have, want map[string]any) bool {
+	for k, wv := range want {
+		hv, ok := have[k]
+		if !ok {
+			return false
+		}
+		wm, wIsMap := wv.(map[string]any)
+		hm, hIsMap := hv.(map[string]any)
+		switch {
+		case wIsMap && hIsMap:
+			if !contains(hm, wm) {
+				return false
+			}
+		case !equality.Semantic.DeepEqual(hv, wv):
+			return false
+		}
+	}
+	return true
 }
 
 // keepConstraints gives want the immutable topology constraints old was

@@ -26,6 +26,20 @@ type Gang interface {
 	// Stop deletes what Start created for the workload under the provider
 	// its pod templates were marked with.
 	Stop(ctx context.Context, wl *musterv1beta1.Workload, provider musterv1beta1.GangSchedulerProvider) error
+	// Shrink lowers the minimum of the pod groups Start created to what
+	// the running job still has to run (JobWithPodsToRun), so that its
+	// last pods are not held for a gang that can no longer form.
+	Shrink(ctx context.Context, job GenericJob, framework string, wl *musterv1beta1.Workload, toRun []int32) error
+}
+
+// JobWithPodsToRun is implemented by kinds whose pods run in waves (a
+// batch/v1 Job with more completions than parallelism replaces finished
+// pods one by one): a gang of all admitted pods would hold the last ones
+// forever once fewer remain to run.
+type JobWithPodsToRun interface {
+	// PodsToRun is, per pod set, how many pods the job still runs at once
+	// at most: its admitted count until its remaining work is smaller.
+	PodsToRun() []int32
 }
 
 // JobWithGangMinimum is implemented by kinds whose operator (or KAI's

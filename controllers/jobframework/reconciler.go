@@ -144,6 +144,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if job.IsSuspended() {
 		res, err = r.startOrRetry(ctx, job, wl)
 	} else {
+		if err := r.shrinkGang(ctx, job, wl); err != nil {
+			return ctrl.Result{}, err
+		}
 		res, err = r.watchPodsReady(ctx, job, wl)
 	}
 	return requeueBy(res, untilMaxTime), err
@@ -314,6 +317,22 @@ func (r *Reconciler[T]) syncPodFailuresTolerated(ctx context.Context, job Generi
 		delete(wl.Annotations, musterv1beta1.PodFailuresToleratedAnnotation)
 	}
 	return true, r.client.Patch(ctx, wl, client.MergeFrom(orig))
+}
+
+// shrinkGang lowers a running job's gang minimum once fewer of its pods
+// remain to run than were admitted.
+func (r *Reconciler[T]) shrinkGang(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
+	w, ok := job.(JobWithPodsToRun)
+	if r.opts.Gang == nil || !ok || GangProviderOf(job) == "" || wl.Status.Admission == nil {
+		return nil
+	}
+	toRun := w.PodsToRun()
+	for i, psa := range wl.Status.Admission.PodSetAssignments {
+		if i < len(toRun) && psa.Count != nil && toRun[i] < *psa.Count {
+			return r.opts.Gang.Shrink(ctx, job, r.kind.Framework, wl, toRun)
+		}
+	}
+	return nil
 }
 
 // startOrRetry starts the job, or looks again later when its start must

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -178,4 +179,24 @@ func TestGangSchedulerBindsPyTorchJobsWhole(t *testing.T) {
 	close(stop)
 	s.check(t, g)
 	g.Expect(s.maxBound).To(Equal(map[string]int{"a": 15, "b": 15}), "each job's workers were bound whole in turn")
+}
+
+// TestGangSchedulerRunsAJobInWaves: a Job of 4 pods at once and 6
+// completions (the shape partial admission leaves) has 2 pods left once
+// the first 4 succeed. Its pod group's minimum comes down with it, so the
+// gang scheduler binds the last 2 instead of holding them for a gang of 4
+// that can no longer form.
+func TestGangSchedulerRunsAJobInWaves(t *testing.T) {
+	for _, p := range []musterv1beta1.GangSchedulerProvider{musterv1beta1.GangKubeScheduler, musterv1beta1.GangCoscheduling} {
+		t.Run(string(p), func(t *testing.T) {
+			g := NewWithT(t)
+			ns := namespace(t)
+			gangQueues(t, ns, p)
+			j := gpuJob(ns, "waves", "main", 4, "3s")
+			j.Spec.Completions = ptr.To[int32](6)
+			createAll(t, j)
+			g.Eventually(func(g Gomega) bool { return jobSucceeded(g, ns, j.Name) }, timeout, time.Second).Should(BeTrue(),
+				"the last 2 pods ran")
+		})
+	}
 }

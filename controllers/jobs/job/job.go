@@ -183,6 +183,18 @@ func (j *Job) ignoresDisruptions() bool {
 	return false
 }
 
+// PodsToRun is what the Job still runs at once: its parallelism, until
+// fewer completions remain (then the Job creates no more pods than that).
+// A Job without completions (a work queue) creates no pod after its first
+// success, and keeps its count.
+func (j *Job) PodsToRun() []int32 {
+	n := j.podCount()
+	if j.Spec.Completions != nil {
+		n = min(n, max(1, *j.Spec.Completions-j.Status.Succeeded))
+	}
+	return []int32{n}
+}
+
 // TemplateLocked: the API server accepts a suspended Job's new pod
 // placement only once it has no active pods (and it has not started, or
 // says it is suspended).
