@@ -113,12 +113,12 @@ func replacePodSet(s *Snapshot, ps *PodSet, psa *PodSetAssignment, lost []string
 	if ts == nil || f == nil {
 		return nil, fmt.Errorf("the topology %s of its placement is gone", old.Topology)
 	}
-	if f.Pinned && len(old.Assignment.Nodes) == 1 {
+	if f.Pinned && len(old.Nodes) == 1 {
 		// Its job's template names the node (see Flavor.Pinned): moving the
 		// placement would leave the replacement pods pinned to the lost
 		// node, and the job counting them as failures.
 		return nil, fmt.Errorf("pod set %s is pinned to node %s by its job's template; the job is requeued whole",
-			ps.Name, old.Assignment.Nodes[0].Name)
+			ps.Name, old.Nodes[0].Name)
 	}
 	level := ""
 	if t := ps.Topology; t != nil && t.Mode == topology.Required {
@@ -144,7 +144,7 @@ func podsOn(wl *Workload, nodes []string) int32 {
 		if psa.Placement == nil {
 			continue
 		}
-		for _, nc := range psa.Placement.Assignment.Nodes {
+		for _, nc := range psa.Placement.Nodes {
 			if slices.Contains(nodes, nc.Name) {
 				n += nc.Count
 			}

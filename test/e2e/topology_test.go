@@ -633,3 +633,50 @@ func sets(xs []string) []string {
 	}
 	return keys(m)
 }
+
+// TestTopologyPodLeftOnARepairedNodeStillCounts: a node of a placement
+// stays NotReady past the grace period, so the placement is moved to
+// another node of the rack; the node comes back with the job's pod still
+// running on it (nothing evicted it: the node lifecycle controller is off
+// here, as a kubelet may keep running through a missed heartbeat). That
+// pod holds its node until it is gone, and the placement's new node is
+// held too: a second job that needs two whole nodes of the rack's four
+// waits instead of being promised the node the pod still fills.
+func TestTopologyPodLeftOnARepairedNodeStillCounts(t *testing.T) {
+	g := NewWithT(t)
+	p := topologyPool(t)
+	ns := namespace(t)
+	rack := p.rackNames()[0]
+	topologyQueue(t, ns, "128", map[string]string{rackLabel: rack})
+	first := topologyJob(ns, "first", 2, "8", map[string]string{annRequired: rackLabel})
+	first.Spec.BackoffLimit = ptr.To[int32](6) // the loss is tolerated: repaired, not requeued
+	createAll(t, first)
+	labels := map[string]string{"job-name": first.Name}
+	var before []string
+	g.Eventually(func(g Gomega) {
+		before = placedAsAssigned(g, ns, "Job", first.Name, labels, 2)
+	}, timeout, time.Second).Should(Succeed())
+	failed := before[0]
+
+	setNodeReady(t, failed, false)
+	t.Cleanup(func() { setNodeReady(t, failed, true) })
+	g.Eventually(func(g Gomega) {
+		g.Expect(assignedNodes(g, workloadOf(g, ns, "Job", first.Name))).NotTo(HaveKey(failed))
+	}, nodeFailureTimeout, time.Second).Should(Succeed(), "the placement moved off %s", failed)
+	setNodeReady(t, failed, true)
+	_, _, _, nodes := podsOf(g, ns, first.Name)
+	g.Expect(nodes).To(ContainElement(failed), "the job's pod still runs on the node it was moved off")
+
+	second := topologyJob(ns, "second", 2, "8", map[string]string{annRequired: rackLabel})
+	createAll(t, second)
+	waits := func(g Gomega) {
+		wl := workloadOf(g, ns, "Job", second.Name)
+		g.Expect(wl.Status.Admission).To(BeNil(), "admitted onto %v", assignedNodes(g, wl))
+		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
+		g.Expect(cond).NotTo(BeNil())
+		g.Expect(cond.Message).To(ContainSubstring(rackLabel))
+	}
+	g.Eventually(waits, timeout, time.Second).Should(Succeed())
+	g.Consistently(waits, 5*time.Second, time.Second).Should(Succeed())
+	t.Logf("%s waits: %s", second.Name, meta.FindStatusCondition(workloadOf(g, ns, "Job", second.Name).Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message)
+}
