@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,6 +105,9 @@ type explanation struct {
 	posErr error
 	// admitted are the ClusterQueue's workloads holding quota.
 	admitted []musterv1beta1.Workload
+	// admittedErr says why the admitted workloads are unknown (the user
+	// may not list Workloads in every namespace).
+	admittedErr error
 }
 
 // gather reads the queues and the admitted workloads. What cannot be read
@@ -135,7 +139,9 @@ func (e *explanation) gather(ctx context.Context, c client.Client, o *Options) {
 	}
 	if e.cq != nil && e.pending() {
 		var all musterv1beta1.WorkloadList
-		if err := c.List(ctx, &all); err == nil {
+		if err := c.List(ctx, &all); err != nil {
+			e.admittedErr = err
+		} else {
 			for _, w := range all.Items {
 				if w.Status.Admission != nil && string(w.Status.Admission.ClusterQueue) == e.cq.Name && !workload.IsFinished(&w) {
 					e.admitted = append(e.admitted, w)
@@ -336,8 +342,10 @@ func quotaRows(cq *musterv1beta1.ClusterQueue, asks corev1.ResourceList) []quota
 
 // writeToRun says what would let the workload in: per flavor it is short
 // in, the admitted workloads whose finishing frees enough (the most
-// recently admitted first, as preemption would pick them), or that it can
-// never fit in that flavor's nominal quota.
+// recently admitted first: what they hold, not which of them preemption
+// may take, which depends on priorities, the queues' policies, minimum
+// runtimes and borrowing), or that it can never fit in that flavor's
+// nominal quota.
 func (e *explanation) writeToRun(out io.Writer, short []quotaRow) {
 	defer e.writeAhead(out)
 	if len(short) == 0 && strings.HasPrefix(e.reason(), core.BehindStarvingPrefix) {
@@ -354,14 +362,26 @@ func (e *explanation) writeToRun(out io.Writer, short []quotaRow) {
 			fmt.Fprintf(out, "  %s: never within nominal quota (asks %s %s of %s); only borrowing from the cohort can admit it\n", r.flavor, r.asked.String(), r.resource, r.nominal.String())
 			continue
 		}
-		victims, freed := toFinish(e.admitted, r)
 		s := r.short()
+		if e.admittedErr != nil {
+			fmt.Fprintf(out, "  %s: %s %s more must free up; which admitted workloads hold it is not shown: %s\n", r.flavor, s.String(), r.resource, listError(e.admittedErr))
+			continue
+		}
+		victims, freed := toFinish(e.admitted, r)
 		if freed.Cmp(s) < 0 {
 			fmt.Fprintf(out, "  %s: %s %s more must free up; the admitted workloads of this queue hold only %s of it\n", r.flavor, s.String(), r.resource, freed.String())
 			continue
 		}
-		fmt.Fprintf(out, "  %s: %s %s must free up: %s finishing (or being preempted) frees %s\n", r.flavor, s.String(), r.resource, strings.Join(victims, ", "), freed.String())
+		fmt.Fprintf(out, "  %s: %s %s must free up: %s finishing frees %s\n", r.flavor, s.String(), r.resource, strings.Join(victims, ", "), freed.String())
 	}
+}
+
+// listError says why the admitted workloads could not be listed.
+func listError(err error) string {
+	if apierrors.IsForbidden(err) {
+		return "you may not list Workloads in every namespace (kubectl auth can-i list workloads.muster.dev -A)"
+	}
+	return err.Error()
 }
 
 // writeAhead says how many wait ahead of the workload in its ClusterQueue.

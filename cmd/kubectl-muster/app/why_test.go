@@ -2,11 +2,15 @@ package app
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -46,5 +50,18 @@ func TestWhyTellsAnInactiveWorkloadHowToRun(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestWhySaysWhenItMayNotListTheAdmitted: a user who may not list
+// Workloads in every namespace is told so, not that the admitted workloads
+// hold none of the quota.
+func TestWhySaysWhenItMayNotListTheAdmitted(t *testing.T) {
+	var out bytes.Buffer
+	e := explanation{admittedErr: apierrors.NewForbidden(schema.GroupResource{Group: "muster.dev", Resource: "workloads"}, "", errors.New("no"))}
+	e.writeToRun(&out, []quotaRow{{flavor: "a100", resource: "nvidia.com/gpu", nominal: resource.MustParse("8"),
+		reserved: resource.MustParse("8"), asked: resource.MustParse("4")}})
+	if got := out.String(); !strings.Contains(got, "you may not list Workloads in every namespace") || strings.Contains(got, "hold only") {
+		t.Errorf("output:\n%s", got)
 	}
 }
