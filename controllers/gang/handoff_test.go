@@ -95,15 +95,9 @@ func countKubeGroups(t *testing.T, c client.Client) int {
 // deleted and the start waits for it to go.
 func TestStartAgainFindsItsPodGroup(t *testing.T) {
 	g := NewWithT(t)
-	s := runtime.NewScheme()
-	g.Expect(musterv1beta1.AddToScheme(s)).To(Succeed())
-	g.Expect(AddToScheme(s)).To(Succeed())
-	g.Expect(batchAddToScheme(s)).To(Succeed())
-	cq := &musterv1beta1.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"},
-		Spec: musterv1beta1.ClusterQueueSpec{GangScheduling: &musterv1beta1.GangScheduling{Provider: musterv1beta1.GangVolcano}}}
-	wl := &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-train-1", Namespace: "ns", UID: "this"},
-		Status: musterv1beta1.WorkloadStatus{Admission: &musterv1beta1.Admission{ClusterQueue: "cq",
-			PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "main", Count: ptr.To[int32](4)}}}}}
+	s := schemeWith(t, AddToScheme, batchAddToScheme)
+	cq := gangQueue(musterv1beta1.GangVolcano)
+	wl := admittedWorkload("job-train-1", "this", 4)
 	stale := func(owner string) *volcanov1beta1.PodGroup {
 		return &volcanov1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: "job-train-1", Namespace: "ns",
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "muster.dev/v1beta1", Kind: "Workload", Name: "job-train-1", UID: types.UID(owner)}}},
@@ -128,3 +122,28 @@ func TestStartAgainFindsItsPodGroup(t *testing.T) {
 }
 
 func batchAddToScheme(s *runtime.Scheme) error { return batchv1.AddToScheme(s) }
+
+// schemeWith is a scheme of Muster's API and the given others.
+func schemeWith(t *testing.T, adds ...func(*runtime.Scheme) error) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{musterv1beta1.AddToScheme}, adds...) {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// gangQueue is a ClusterQueue handing its jobs to provider.
+func gangQueue(provider musterv1beta1.GangSchedulerProvider) *musterv1beta1.ClusterQueue {
+	return &musterv1beta1.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"},
+		Spec: musterv1beta1.ClusterQueueSpec{GangScheduling: &musterv1beta1.GangScheduling{Provider: provider}}}
+}
+
+// admittedWorkload is a workload admitted by gangQueue with one pod set.
+func admittedWorkload(name string, uid types.UID, count int32) *musterv1beta1.Workload {
+	return &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: uid},
+		Status: musterv1beta1.WorkloadStatus{Admission: &musterv1beta1.Admission{ClusterQueue: "cq",
+			PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "main", Count: ptr.To(count)}}}}}
+}

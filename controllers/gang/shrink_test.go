@@ -7,7 +7,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,15 +23,9 @@ import (
 // nothing.
 func TestShrinkLowersTheGangToThePodsLeft(t *testing.T) {
 	g := NewWithT(t)
-	s := runtime.NewScheme()
-	g.Expect(musterv1beta1.AddToScheme(s)).To(Succeed())
-	g.Expect(schedulingAddToScheme(s)).To(Succeed())
-	g.Expect(batchAddToScheme(s)).To(Succeed())
-	cq := &musterv1beta1.ClusterQueue{ObjectMeta: metav1.ObjectMeta{Name: "cq"},
-		Spec: musterv1beta1.ClusterQueueSpec{GangScheduling: &musterv1beta1.GangScheduling{Provider: musterv1beta1.GangKubeScheduler}}}
-	wl := &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-waves-1", Namespace: "ns", UID: "w"},
-		Status: musterv1beta1.WorkloadStatus{Admission: &musterv1beta1.Admission{ClusterQueue: "cq",
-			PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "main", Count: ptr.To[int32](4)}}}}}
+	s := schemeWith(t, schedulingAddToScheme, batchAddToScheme)
+	cq := gangQueue(musterv1beta1.GangKubeScheduler)
+	wl := admittedWorkload("job-waves-1", "w", 4)
 	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: GroupName(wl, ""), Namespace: "ns",
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "muster.dev/v1beta1", Kind: "Workload", Name: wl.Name, UID: types.UID("w")}}},
 		Spec: schedulingv1beta1.PodGroupSpec{Priority: ptr.To[int32](7),

@@ -25,11 +25,7 @@ import (
 // under muster_ with Kueue's labels (docs/metrics.md).
 func TestMetricsHaveKueuesNamesAndLabels(t *testing.T) {
 	g := NewWithT(t)
-	addr := freeAddr(t)
-	env.StartManager(t, func(c *configv1beta1.Configuration) {
-		c.Metrics.BindAddress = addr
-		c.Metrics.SecureServing = ptr.To(false)
-	})
+	addr := startWithPlainMetrics(t)
 	q := env.NewGPUQueue(t, "kmetrics", "a100", "4")
 	running := MakeJob("running", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "4").Obj()
 	waiting := MakeJob("waiting", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "2").Obj()
@@ -134,11 +130,7 @@ func (s series) in(body string) bool {
 func TestDeletedQueuesLeaveNoSeries(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	addr := freeAddr(t)
-	env.StartManager(t, func(c *configv1beta1.Configuration) {
-		c.Metrics.BindAddress = addr
-		c.Metrics.SecureServing = ptr.To(false)
-	})
+	addr := startWithPlainMetrics(t)
 	q := env.NewGPUQueue(t, "kmetricsdel", "a100", "4")
 	job := MakeJob("done", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "4").Obj()
 	g.Expect(env.Client.Create(ctx, job)).To(Succeed())
@@ -172,4 +164,16 @@ func TestDeletedQueuesLeaveNoSeries(t *testing.T) {
 			g.Expect(line).NotTo(ContainSubstring(`namespace="` + q.Namespace + `"`))
 		}
 	}, framework.Timeout, framework.Interval).Should(Succeed())
+}
+
+// startWithPlainMetrics starts a manager serving /metrics over plain HTTP
+// and returns its address.
+func startWithPlainMetrics(t *testing.T) string {
+	t.Helper()
+	addr := freeAddr(t)
+	env.StartManager(t, func(c *configv1beta1.Configuration) {
+		c.Metrics.BindAddress = addr
+		c.Metrics.SecureServing = ptr.To(false)
+	})
+	return addr
 }
