@@ -87,8 +87,14 @@ func TestNodeFitOnlyTheFlavorsNodes(t *testing.T) {
 
 func TestNodeFitNoNodesAdmitsNothing(t *testing.T) {
 	c := nodeFitCache(t)
-	if d := decisionOf(admitIn(t, c, map[string][]*Workload{"cq": {gpuWl("w", 0, 1, 1, 1)}}), "w"); d.Admission != nil {
+	d := decisionOf(admitIn(t, c, map[string][]*Workload{"cq": {gpuWl("w", 0, 1, 1, 1)}}), "w")
+	if d.Admission != nil {
 		t.Fatal("admitted with no node of the flavor")
+	}
+	// A new user's first job on a flavor whose nodes are not labelled: the
+	// reason says what to do.
+	if msg := d.Message(); !strings.Contains(msg, "none of the flavor's nodes qualifies") || !strings.Contains(msg, "nodeFit to None") {
+		t.Errorf("reason %q", msg)
 	}
 }
 

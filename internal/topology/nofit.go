@@ -75,6 +75,13 @@ func (e *NoFit) Describe(format func(res string, amount int64) string) string {
 		fmt.Fprintf(&b, "; each fits some %s alone, none fits there together", where)
 		return b.String()
 	}
+	if e.Best == nil && e.Nodes {
+		// A flavor checked on its nodes that has none (a nodeLabels typo,
+		// nodes not labelled yet, or nodes that come with the job).
+		b.WriteString("; none of the flavor's nodes qualifies (Ready, matching its nodeLabels, its taints tolerated, the pod set's selectors): " +
+			"label the nodes, or set the flavor's nodeFit to None if its nodes arrive with the job")
+		return b.String()
+	}
 	if e.Best == nil {
 		b.WriteString("; no node qualifies")
 		return b.String()
