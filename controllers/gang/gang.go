@@ -142,17 +142,8 @@ func providerOf(p musterv1beta1.GangSchedulerProvider) provider {
 
 // Start implements jobframework.Gang.
 func (h *HandOff) Start(ctx context.Context, job jobframework.GenericJob, framework string, wl *musterv1beta1.Workload, infos []jobframework.PodSetInfo) error {
-	cq := &musterv1beta1.ClusterQueue{}
-	if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	name := ProviderOf(cq, h.cfg.Default)
-	p := providerOf(name)
-	if p == nil {
-		return nil
-	}
-	g, err := h.group(job, wl, cq, name)
-	if err != nil {
+	name, p, g, err := h.admittedGroup(ctx, job, wl)
+	if p == nil || err != nil {
 		return err
 	}
 	operatorMade := h.operatorMakesGroups(framework, name)
@@ -184,17 +175,8 @@ func (h *HandOff) Start(ctx context.Context, job jobframework.GenericJob, framew
 // the scheduling.k8s.io Workload keeps its template, which is immutable.
 // Groups an operator or KAI's podgrouper made are theirs.
 func (h *HandOff) Shrink(ctx context.Context, job jobframework.GenericJob, framework string, wl *musterv1beta1.Workload, toRun []int32) error {
-	cq := &musterv1beta1.ClusterQueue{}
-	if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	name := ProviderOf(cq, h.cfg.Default)
-	p := providerOf(name)
-	if p == nil || name == musterv1beta1.GangKAI || h.operatorMakesGroups(framework, name) {
-		return nil
-	}
-	g, err := h.group(job, wl, cq, name)
-	if err != nil {
+	name, p, g, err := h.admittedGroup(ctx, job, wl)
+	if p == nil || err != nil || name == musterv1beta1.GangKAI || h.operatorMakesGroups(framework, name) {
 		return err
 	}
 	for i := range g.PodSets {
@@ -230,6 +212,23 @@ func (h *HandOff) resize(ctx context.Context, wl *musterv1beta1.Workload, want c
 	}
 	log.FromContext(ctx).V(2).Info("Lowered the gang minimum to the pods the job still runs", "podGroup", klog.KObj(old))
 	return h.client.Patch(ctx, old, client.MergeFrom(base))
+}
+
+// admittedGroup is the gang scheduler of the workload's ClusterQueue and
+// the workload as it sees it; a nil provider when the queue hands its jobs
+// to none (or is gone).
+func (h *HandOff) admittedGroup(ctx context.Context, job jobframework.GenericJob, wl *musterv1beta1.Workload) (musterv1beta1.GangSchedulerProvider, provider, *Group, error) {
+	cq := &musterv1beta1.ClusterQueue{}
+	if err := h.client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, cq); err != nil {
+		return "", nil, nil, client.IgnoreNotFound(err)
+	}
+	name := ProviderOf(cq, h.cfg.Default)
+	p := providerOf(name)
+	if p == nil {
+		return name, nil, nil, nil
+	}
+	g, err := h.group(job, wl, cq, name)
+	return name, p, g, err
 }
 
 // operatorMakesGroups reports whether the job's operator creates the pod

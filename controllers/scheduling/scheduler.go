@@ -158,17 +158,16 @@ func rebuild(ctx context.Context, reader client.Reader, state *State, clk clock.
 	for i := range wpcs.Items {
 		state.applyPriorityClass(&wpcs.Items[i])
 	}
+	// The decayed usage in their status is taken by the replica that
+	// leads, before its first cycle (restoreDecayedFrom).
 	for i := range cohorts.Items {
 		state.applyCohort(&cohorts.Items[i])
-		state.restoreDecayed(cohorts.Items[i].Name, true, cohorts.Items[i].Status.FairSharing)
 	}
 	for i := range cqs.Items {
 		state.applyClusterQueue(&cqs.Items[i])
-		state.restoreDecayed(cqs.Items[i].Name, false, cqs.Items[i].Status.FairSharing)
 	}
 	for i := range lqs.Items {
 		state.applyLocalQueue(&lqs.Items[i])
-		state.restoreLocalQueueDecayed(lqs.Items[i].Namespace+"/"+lqs.Items[i].Name, lqs.Items[i].Status.FairSharing)
 	}
 	for i := range wls.Items {
 		state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], clk.Now())
@@ -264,14 +263,23 @@ func reportPreemptionSkips(heads map[string][]*core.Workload, ds []core.Decision
 		}
 	}
 	for cq, wls := range heads {
-		n := 0
-		for _, wl := range wls {
-			if skipped[wl.Key] {
-				n++
-			}
-		}
-		metrics.AdmissionCyclePreemptionSkips.WithLabelValues(cq).Set(float64(n))
+		metrics.AdmissionCyclePreemptionSkips.WithLabelValues(cq).Set(float64(countSkipped(wls, skipped)))
 	}
+}
+
+// countSkipped counts the workloads among wls that were skipped; the
+// common cycle skips none and looks at nothing.
+func countSkipped(wls []*core.Workload, skipped map[string]bool) int {
+	if len(skipped) == 0 {
+		return 0
+	}
+	n := 0
+	for _, wl := range wls {
+		if skipped[wl.Key] {
+			n++
+		}
+	}
+	return n
 }
 
 // admissions counts the decisions that admit a pending workload.

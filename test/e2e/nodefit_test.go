@@ -50,13 +50,8 @@ func TestNodeFitOnTheDemoFlavors(t *testing.T) {
 	big := singlePodJob(ns, "four", "4")
 	createAll(t, big)
 	g.Eventually(func(g Gomega) {
-		wl := workloadOf(g, ns, "Job", big.Name)
-		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
-		g.Expect(cond).NotTo(BeNil())
-		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(cond.Message).To(ContainSubstring("closest node"), "the reason names the node that comes closest: %q", cond.Message)
-		g.Expect(cond.Message).To(ContainSubstring("2 nvidia.com/gpu free"))
-		g.Expect(wl.Status.Admission).To(BeNil())
+		// The reason names the node that comes closest.
+		waitsSaying(g, ns, big.Name, "closest node", "2 nvidia.com/gpu free")
 	}, timeout, time.Second).Should(Succeed())
 	wl := workloadOf(g, ns, "Job", big.Name)
 	t.Logf("%s waits: %s", wl.Name, meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message)

@@ -157,12 +157,8 @@ func TestTopologyFragmentedGPUsDoNotAdmit(t *testing.T) {
 	big := topologyJob(ns, "big", 1, "4", map[string]string{annRequired: hostLabel})
 	createAll(t, big)
 	g.Eventually(func(g Gomega) {
-		wl := workloadOf(g, ns, "Job", big.Name)
-		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
-		g.Expect(cond).NotTo(BeNil())
-		g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-		g.Expect(cond.Message).To(ContainSubstring(hostLabel), "the pending reason names the topology level it could not fit in: %q", cond.Message)
-		g.Expect(wl.Status.Admission).To(BeNil())
+		// The pending reason names the topology level it could not fit in.
+		waitsSaying(g, ns, big.Name, hostLabel)
 	}, timeout, time.Second).Should(Succeed())
 	wl := workloadOf(g, ns, "Job", big.Name)
 	t.Logf("%s waits: %s", wl.Name, meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message)
@@ -683,4 +679,17 @@ func TestTopologyPodLeftOnARepairedNodeStillCounts(t *testing.T) {
 	g.Eventually(waits, timeout, time.Second).Should(Succeed())
 	g.Consistently(waits, 5*time.Second, time.Second).Should(Succeed())
 	t.Logf("%s waits: %s", second.Name, meta.FindStatusCondition(workloadOf(g, ns, "Job", second.Name).Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message)
+}
+
+// waitsSaying expects a Job's Workload pending (not admitted, QuotaReserved
+// False) with a reason that says each of the parts.
+func waitsSaying(g Gomega, ns, job string, parts ...string) {
+	wl := workloadOf(g, ns, "Job", job)
+	cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)
+	g.Expect(cond).NotTo(BeNil())
+	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	for _, p := range parts {
+		g.Expect(cond.Message).To(ContainSubstring(p), "the pending reason: %q", cond.Message)
+	}
+	g.Expect(wl.Status.Admission).To(BeNil())
 }
