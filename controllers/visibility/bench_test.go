@@ -8,6 +8,7 @@ import (
 
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
+	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
 )
 
@@ -63,4 +64,45 @@ func BenchmarkPendingWorkloads100k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkExplanation answers one workload's explanation with 1,000
+// ClusterQueues holding 10 admitted workloads each and 10,000 pending in
+// the workload's own: the snapshot the search runs on is the cost, once
+// per request (a user asking, not a cycle).
+func BenchmarkExplanation(b *testing.B) {
+	c := core.NewCache()
+	c.UpsertFlavor(&core.Flavor{Name: "a100"})
+	src := fixture()
+	for i := range 1000 {
+		name := fmt.Sprintf("cq%d", i)
+		c.UpsertClusterQueue(&core.ClusterQueue{Name: name, NamespaceSelector: allNamespaces{}, Weight: 1000,
+			Preemption: core.Preemption{WithinClusterQueue: core.PreemptLowerPriority},
+			ResourceGroups: []core.ResourceGroup{{Resources: []string{"nvidia.com/gpu"}, Flavors: []core.FlavorQuotas{{
+				Flavor: "a100", Resources: map[string]core.ResourceQuota{"nvidia.com/gpu": {Nominal: 10}}}}}}})
+		for j := range 10 {
+			w := admittedWl(fmt.Sprintf("%s-%d", name, j), int32(j), 1)
+			w.Admission.ClusterQueue = name
+			c.AddOrUpdateWorkload(w)
+		}
+	}
+	src.Queues.UpsertClusterQueue("cq0", core.BestEffortFIFO)
+	src.Queues.UpsertLocalQueue("team", "lq", "cq0")
+	for i := range 10000 {
+		w := pendingWl("team", "lq", fmt.Sprintf("w%d", i), int32(i%7), i)
+		w.PodSets[0].Count = 2
+		src.Queues.AddOrUpdate(w)
+	}
+	src.Cache = c
+	x := storages(src)["workloads/explanation"].(*explanation)
+	ctx := genericapirequest.WithNamespace(context.Background(), "team")
+	for b.Loop() {
+		obj, err := x.Get(ctx, "w9999", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(obj.(*visibilityv1beta1.WorkloadExplanation).Preemption.Victims) != 2 {
+			b.Fatalf("victims %v", obj.(*visibilityv1beta1.WorkloadExplanation).Preemption)
+		}
+	}
 }

@@ -3,12 +3,14 @@ package visibility
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/utils/clock"
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
@@ -23,6 +25,10 @@ type Source struct {
 	Synced func() bool
 	// Reason is the latest pending reason of a workload, by key.
 	Reason func(key string) string
+	// Cache and Clock, when set, let the API run the scheduler's search
+	// for one workload (its explanation).
+	Cache *core.Cache
+	Clock clock.PassiveClock
 	// Order, when set, turns a ClusterQueue's priority order into the
 	// order its cycles try (admission fair sharing between LocalQueues).
 	Order func(clusterQueue string, o core.PendingOrder) core.PendingOrder
@@ -57,6 +63,8 @@ func storages(src Source) map[string]rest.Storage {
 		"clusterqueues/pendingworkloads": &pendingInClusterQueue{pendingWorkloads{src: src}},
 		"localqueues":                    &parent{singular: "localqueue", namespaced: true, newObj: func() runtime.Object { return &visibilityv1beta1.LocalQueue{} }},
 		"localqueues/pendingworkloads":   &pendingInLocalQueue{pendingWorkloads{src: src}},
+		"workloads":                      &parent{singular: "workload", namespaced: true, newObj: func() runtime.Object { return &visibilityv1beta1.Workload{} }},
+		"workloads/explanation":          &explanation{src: src},
 	}
 }
 
@@ -172,11 +180,20 @@ func (p pendingWorkloads) summary(page []core.Position) *visibilityv1beta1.Pendi
 	return &visibilityv1beta1.PendingWorkloadsSummary{Items: items}
 }
 
-func (p pendingWorkloads) reason(key string) string {
-	if p.src.Reason == nil {
+func (p pendingWorkloads) reason(key string) string { return p.src.reasonOf(key) }
+
+func (s Source) reasonOf(key string) string {
+	if s.Reason == nil {
 		return ""
 	}
-	return p.src.Reason(key)
+	return s.Reason(key)
+}
+
+func (s Source) now() time.Time {
+	if s.Clock == nil {
+		return time.Now()
+	}
+	return s.Clock.Now()
 }
 
 // pageOf reads offset and limit; a limit above MaxLimit is MaxLimit.

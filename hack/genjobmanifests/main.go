@@ -101,7 +101,7 @@ rules:
   resources: [clusterqueues/status, cohorts/status, localqueues/status, workloads, workloads/status]
   verbs: [get, list, watch]
 - apiGroups: [visibility.muster.dev]
-  resources: [clusterqueues/pendingworkloads, localqueues/pendingworkloads]
+  resources: [clusterqueues/pendingworkloads, localqueues/pendingworkloads, workloads/explanation]
   verbs: [get]
 ---
 # batch-user: submits jobs of every registered kind to LocalQueues and
@@ -115,7 +115,7 @@ rules:
   resources: [localqueues, localqueues/status, workloads, workloads/status]
   verbs: [get, list, watch]
 - apiGroups: [visibility.muster.dev]
-  resources: [localqueues/pendingworkloads]
+  resources: [localqueues/pendingworkloads, workloads/explanation]
   verbs: [get]
 `)
 	for _, k := range kinds {

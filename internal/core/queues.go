@@ -606,3 +606,22 @@ func (h *workloadHeap) Pop() any {
 	delete(h.index, wl.Key)
 	return wl
 }
+
+// Lookup returns a pending workload with its ClusterQueue ("" while its
+// queue chain is incomplete), false if it is not pending here. The copy
+// carries when it first needed preemption, as a cycle's heads do.
+func (q *Queues) Lookup(key string) (*Workload, string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	cq, ok := q.where[key]
+	if !ok {
+		return nil, "", false
+	}
+	wl := q.find(key, cq)
+	if wl == nil {
+		return nil, "", false
+	}
+	c := *wl
+	c.NeedsPreemptionSince = q.needsPreemption[key]
+	return &c, cq, true
+}

@@ -40,6 +40,12 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1beta1.PendingWorkload{}.OpenAPIModelName():         schema_muster_apis_visibility_v1beta1_PendingWorkload(ref),
 		v1beta1.PendingWorkloadOptions{}.OpenAPIModelName():  schema_muster_apis_visibility_v1beta1_PendingWorkloadOptions(ref),
 		v1beta1.PendingWorkloadsSummary{}.OpenAPIModelName(): schema_muster_apis_visibility_v1beta1_PendingWorkloadsSummary(ref),
+		v1beta1.PreemptionExplanation{}.OpenAPIModelName():   schema_muster_apis_visibility_v1beta1_PreemptionExplanation(ref),
+		v1beta1.PreemptionVictim{}.OpenAPIModelName():        schema_muster_apis_visibility_v1beta1_PreemptionVictim(ref),
+		v1beta1.Shortage{}.OpenAPIModelName():                schema_muster_apis_visibility_v1beta1_Shortage(ref),
+		v1beta1.Workload{}.OpenAPIModelName():                schema_muster_apis_visibility_v1beta1_Workload(ref),
+		v1beta1.WorkloadExplanation{}.OpenAPIModelName():     schema_muster_apis_visibility_v1beta1_WorkloadExplanation(ref),
+		v1beta1.WorkloadList{}.OpenAPIModelName():            schema_muster_apis_visibility_v1beta1_WorkloadList(ref),
 		resource.Quantity{}.OpenAPIModelName():               schema_apimachinery_pkg_api_resource_Quantity(ref),
 		v1.APIGroup{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_APIGroup(ref),
 		v1.APIGroupList{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIGroupList(ref),
@@ -431,6 +437,367 @@ func schema_muster_apis_visibility_v1beta1_PendingWorkloadsSummary(ref common.Re
 		},
 		Dependencies: []string{
 			v1beta1.PendingWorkload{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_muster_apis_visibility_v1beta1_PreemptionExplanation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreemptionExplanation is what the scheduler's preemption search found.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state is what preemption would do.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message says it in words, with what stands in the way when preemption cannot help.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"victims": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "victims are the admitted workloads it would evict (or waits for), in the order the search picked them.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1beta1.PreemptionVictim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"state", "message"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.PreemptionVictim{}.OpenAPIModelName()},
+	}
+}
+
+func schema_muster_apis_visibility_v1beta1_PreemptionVictim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "PreemptionVictim is one workload preemption would evict.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name and namespace name the victim's Workload.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Default: "",
+							Type:    []string{"string"},
+							Format:  "",
+						},
+					},
+					"clusterQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterQueue is the victim's ClusterQueue.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"priority": {
+						SchemaProps: spec.SchemaProps{
+							Description: "priority is the victim's priority.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "reason is why it may be preempted (InClusterQueue, InCohortReclamation, InCohortReclaimWhileBorrowing, InCohortFairSharing); empty for a workload already being evicted.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "namespace", "clusterQueue", "priority"},
+			},
+		},
+	}
+}
+
+func schema_muster_apis_visibility_v1beta1_Shortage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Shortage is why one flavor was rejected for a pod set.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"podSet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "podSet is the pod set that does not fit.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"flavor": {
+						SchemaProps: spec.SchemaProps{
+							Description: "flavor is the rejected flavor; empty when the reason is not about one.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resource is the resource short in the flavor; empty when the reason is not about quota (placement, taints, a flavor missing).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"requested": {
+						SchemaProps: spec.SchemaProps{
+							Description: "requested, available and quota are the amounts of resource: asked by the pod set, free to it now (borrowing included), and the queue's nominal quota.",
+							Ref:         ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"available": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"quota": {
+						SchemaProps: spec.SchemaProps{
+							Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+						},
+					},
+					"never": {
+						SchemaProps: spec.SchemaProps{
+							Description: "never is true when waiting cannot help: the flavor cannot hold the pod set even when its queue is empty.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message is the reason in words.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"podSet", "message"},
+			},
+		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
+	}
+}
+
+func schema_muster_apis_visibility_v1beta1_Workload(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "Workload exists only as the parent of its explanation subresource: GET namespaces/<ns>/workloads/<name>/explanation.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata names the Workload.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_muster_apis_visibility_v1beta1_WorkloadExplanation(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkloadExplanation is the scheduler's answer to why a pending workload waits: its last reason, and the scheduler's own flavor assignment and preemption search run for it now, as a cycle that tried it first would.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata names the Workload.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"clusterQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "clusterQueue is the ClusterQueue the workload waits in; empty while its LocalQueue or ClusterQueue does not exist.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"localQueueName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "localQueueName is the LocalQueue the workload was submitted to.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"positionInClusterQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "positionInClusterQueue is the workload's place in its ClusterQueue's order, from 0; absent while it is in no ClusterQueue.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"positionInLocalQueue": {
+						SchemaProps: spec.SchemaProps{
+							Description: "positionInLocalQueue is the workload's place among its LocalQueue's pending workloads, from 0.",
+							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "reason is why the workload waits, as the scheduler decided in its latest cycle; empty until it has been considered once.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"fit": {
+						SchemaProps: spec.SchemaProps{
+							Description: "fit is how the workload fits its ClusterQueue now; empty while it is in no ClusterQueue.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"shortages": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "shortages are, for the first pod set that does not fit, why each flavor was rejected.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1beta1.Shortage{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"preemption": {
+						SchemaProps: spec.SchemaProps{
+							Description: "preemption is what preemption would do for it now.",
+							Ref:         ref(v1beta1.PreemptionExplanation{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"localQueueName", "positionInLocalQueue"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.PreemptionExplanation{}.OpenAPIModelName(), v1beta1.Shortage{}.OpenAPIModelName(), v1.ObjectMeta{}.OpenAPIModelName()},
+	}
+}
+
+func schema_muster_apis_visibility_v1beta1_WorkloadList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "WorkloadList is a list of Workload.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the Workloads.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(v1beta1.Workload{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1beta1.Workload{}.OpenAPIModelName(), v1.ListMeta{}.OpenAPIModelName()},
 	}
 }
 

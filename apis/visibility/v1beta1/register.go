@@ -41,6 +41,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&ClusterQueue{}, &ClusterQueueList{},
 		&LocalQueue{}, &LocalQueueList{},
 		&PendingWorkloadsSummary{}, &PendingWorkloadOptions{},
+		&Workload{}, &WorkloadList{}, &WorkloadExplanation{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -55,3 +55,33 @@ func (in PendingWorkloadOptions) OpenAPIModelName() string {
 func (in PendingWorkloadsSummary) OpenAPIModelName() string {
 	return "dev.muster.visibility.v1beta1.PendingWorkloadsSummary"
 }
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreemptionExplanation) OpenAPIModelName() string {
+	return "dev.muster.visibility.v1beta1.PreemptionExplanation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in PreemptionVictim) OpenAPIModelName() string {
+	return "dev.muster.visibility.v1beta1.PreemptionVictim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Shortage) OpenAPIModelName() string {
+	return "dev.muster.visibility.v1beta1.Shortage"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in Workload) OpenAPIModelName() string {
+	return "dev.muster.visibility.v1beta1.Workload"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in WorkloadExplanation) OpenAPIModelName() string {
+	return "dev.muster.visibility.v1beta1.WorkloadExplanation"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in WorkloadList) OpenAPIModelName() string {
+	return "dev.muster.visibility.v1beta1.WorkloadList"
+}

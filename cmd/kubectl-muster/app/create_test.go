@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -71,33 +70,6 @@ func TestBorrowingLimitLandsOnItsResource(t *testing.T) {
 	if res[1].BorrowingLimit.Cmp(resource.MustParse("2Gi")) != 0 || res[1].LendingLimit != nil {
 		t.Errorf("memory limits: borrowing %v lending %v", res[1].BorrowingLimit, res[1].LendingLimit)
 	}
-}
-
-// TestToFinish: the most recently admitted go first, until the shortfall
-// is covered; workloads of other flavors do not count.
-func TestToFinish(t *testing.T) {
-	at := func(name string, minute int, flavor string, gpus string) musterv1beta1.Workload {
-		var wl musterv1beta1.Workload
-		wl.Namespace, wl.Name = "ns", name
-		wl.Status.Admission = &musterv1beta1.Admission{PodSetAssignments: []musterv1beta1.PodSetAssignment{{
-			Flavors:       map[corev1ResourceName]musterv1beta1.ResourceFlavorReference{"nvidia.com/gpu": musterv1beta1.ResourceFlavorReference(flavor)},
-			ResourceUsage: resourceList("nvidia.com/gpu", gpus),
-		}}}
-		wl.Status.Conditions = reservedAt(minute)
-		return wl
-	}
-	admitted := []musterv1beta1.Workload{at("old", 1, "a100", "4"), at("new", 9, "a100", "2"), at("mid", 5, "a100", "2"), at("other", 10, "h100", "8")}
-	row := quotaRow{flavor: "a100", resource: "nvidia.com/gpu", nominal: resource.MustParse("8"), reserved: resource.MustParse("8"), asked: resource.MustParse("3")}
-	names, freed := toFinish(admitted, row)
-	if strings.Join(names, " ") != "ns/new (2) ns/mid (2)" || freed.Cmp(resource.MustParse("4")) != 0 {
-		t.Errorf("to finish %v freeing %s", names, freed.String())
-	}
-}
-
-type corev1ResourceName = corev1.ResourceName
-
-func resourceList(name, qty string) corev1.ResourceList {
-	return corev1.ResourceList{corev1.ResourceName(name): resource.MustParse(qty)}
 }
 
 func reservedAt(minute int) []metav1.Condition {

@@ -22,13 +22,23 @@ var unavailableBackoff = wait.Backoff{Steps: 4, Duration: 200 * time.Millisecond
 // pendingInLocalQueue asks visibility.muster.dev for a LocalQueue's
 // pending workloads (all of them, up to the API's maximum).
 func pendingInLocalQueue(ctx context.Context, o *Options, namespace, name string) (*visibilityv1beta1.PendingWorkloadsSummary, error) {
-	return pending(ctx, o, "/apis/visibility.muster.dev/v1beta1/namespaces/"+namespace+"/localqueues/"+name+"/pendingworkloads")
+	var out visibilityv1beta1.PendingWorkloadsSummary
+	path := "/apis/visibility.muster.dev/v1beta1/namespaces/" + namespace + "/localqueues/" + name + "/pendingworkloads"
+	return &out, getVisibility(ctx, o, path, map[string]string{"limit": strconv.Itoa(visibilityv1beta1.MaxLimit)}, &out)
 }
 
-func pending(ctx context.Context, o *Options, path string) (*visibilityv1beta1.PendingWorkloadsSummary, error) {
+// explanationOf asks visibility.muster.dev for the scheduler's answer on
+// one pending workload.
+func explanationOf(ctx context.Context, o *Options, namespace, name string) (*visibilityv1beta1.WorkloadExplanation, error) {
+	var out visibilityv1beta1.WorkloadExplanation
+	path := "/apis/visibility.muster.dev/v1beta1/namespaces/" + namespace + "/workloads/" + name + "/explanation"
+	return &out, getVisibility(ctx, o, path, nil, &out)
+}
+
+func getVisibility(ctx context.Context, o *Options, path string, params map[string]string, out any) error {
 	cfg, err := o.RESTConfig()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.GroupVersion = &visibilityv1beta1.GroupVersion
@@ -36,20 +46,22 @@ func pending(ctx context.Context, o *Options, path string) (*visibilityv1beta1.P
 	cfg.NegotiatedSerializer = serializer.NewCodecFactory(Scheme).WithoutConversion()
 	rc, err := rest.RESTClientFor(cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var raw []byte
-	// A replica that is starting (or, before Muster served the API on every
-	// replica, a follower) answers 503: another try may reach one that is
-	// ready behind the same Service.
+	// A replica that is starting answers 503: another try may reach one
+	// that is ready behind the same Service.
 	err = retry.OnError(unavailableBackoff, apierrors.IsServiceUnavailable, func() error {
+		req := rc.Get().AbsPath(path)
+		for k, v := range params {
+			req = req.Param(k, v)
+		}
 		var err error
-		raw, err = rc.Get().AbsPath(path).Param("limit", strconv.Itoa(visibilityv1beta1.MaxLimit)).DoRaw(ctx)
+		raw, err = req.DoRaw(ctx)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var out visibilityv1beta1.PendingWorkloadsSummary
-	return &out, json.Unmarshal(raw, &out)
+	return json.Unmarshal(raw, out)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/podrequests"
 	"github.com/musterhq/muster/internal/workload"
@@ -27,7 +27,7 @@ import (
 func newWhyCommand(o *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "why (KIND/NAME | WORKLOAD)",
-		Short: "Say why a job waits: its position, what it lacks per flavor, and what must finish for it to run",
+		Short: "Say why a job waits: its position, what it lacks per flavor, and what the scheduler's preemption search would evict for it",
 		Example: `  kubectl muster why job/train -n team-a
   kubectl muster why pytorchjob/bert
   kubectl muster why workload/job-train-5c2d1`,
@@ -69,7 +69,7 @@ func (o *Options) why(ctx context.Context, kind, name string) error {
 }
 
 // findWorkload is the Workload itself, or the one a job of that kind
-// controls.
+// controls (found among the Workloads of its namespace).
 func findWorkload(ctx context.Context, c client.Client, ns, kind, name string) (*musterv1beta1.Workload, error) {
 	if isWorkloadKind(kind) {
 		var wl musterv1beta1.Workload
@@ -80,6 +80,11 @@ func findWorkload(ctx context.Context, c client.Client, ns, kind, name string) (
 	}
 	var list musterv1beta1.WorkloadList
 	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		if apierrors.IsForbidden(err) {
+			return nil, fmt.Errorf("finding the Workload of %s/%s needs to list Workloads in namespace %s, which you may not "+
+				"(kubectl auth can-i list workloads.muster.dev -n %s); name the Workload instead (kubectl muster why workload/NAME), "+
+				"or ask for the batch-user role: %w", kind, name, ns, ns, err)
+		}
 		return nil, err
 	}
 	for i := range list.Items {
@@ -99,18 +104,14 @@ type explanation struct {
 	now time.Time
 	lq  *musterv1beta1.LocalQueue
 	cq  *musterv1beta1.ClusterQueue
-	// pos is the workload's place from the visibility API (nil: unknown,
-	// and posErr says why).
-	pos    *position
-	posErr error
-	// admitted are the ClusterQueue's workloads holding quota.
-	admitted []musterv1beta1.Workload
-	// admittedErr says why the admitted workloads are unknown (the user
-	// may not list Workloads in every namespace).
-	admittedErr error
+	// answer is the scheduler's own: its last reason, the workload's
+	// position, and its flavor assignment and preemption search run now
+	// (nil: unknown, and answerErr says why).
+	answer    *visibilityv1beta1.WorkloadExplanation
+	answerErr error
 }
 
-// gather reads the queues and the admitted workloads. What cannot be read
+// gather reads the queues and the scheduler's answer. What cannot be read
 // (a user may see the LocalQueue but not the ClusterQueue) is left out,
 // and said so.
 func (e *explanation) gather(ctx context.Context, c client.Client, o *Options) {
@@ -127,26 +128,9 @@ func (e *explanation) gather(ctx context.Context, c client.Client, o *Options) {
 		e.cq = &cq
 	}
 	if e.pending() {
-		got, err := pendingInLocalQueue(ctx, o, e.wl.Namespace, string(e.wl.Spec.QueueName))
-		e.posErr = err
-		if err == nil {
-			for _, it := range got.Items {
-				if it.Name == e.wl.Name {
-					e.pos = &position{inClusterQueue: it.PositionInClusterQueue, inLocalQueue: it.PositionInLocalQueue, reason: it.Reason}
-				}
-			}
-		}
-	}
-	if e.cq != nil && e.pending() {
-		var all musterv1beta1.WorkloadList
-		if err := c.List(ctx, &all); err != nil {
-			e.admittedErr = err
-		} else {
-			for _, w := range all.Items {
-				if w.Status.Admission != nil && string(w.Status.Admission.ClusterQueue) == e.cq.Name && !workload.IsFinished(&w) {
-					e.admitted = append(e.admitted, w)
-				}
-			}
+		e.answer, e.answerErr = explanationOf(ctx, o, e.wl.Namespace, e.wl.Name)
+		if e.answerErr != nil {
+			e.answer = nil
 		}
 	}
 }
@@ -180,14 +164,13 @@ func (e *explanation) write(out io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	asks := requestsOf(wl)
 	writeAsks(out, wl)
-	if e.cq == nil {
-		_, err := fmt.Fprintln(out, "\nThe ClusterQueue cannot be read (it does not exist, or you may not get it): its quota is not shown.")
-		return err
+	if e.cq != nil {
+		e.writeQuota(out, requestsOf(wl))
+	} else {
+		fmt.Fprintln(out, "\nThe ClusterQueue cannot be read (it does not exist, or you may not get it): its quota is not shown.")
 	}
-	short := e.writeQuota(out, asks)
-	e.writeToRun(out, short)
+	e.writeSearch(out)
 	return nil
 }
 
@@ -205,15 +188,25 @@ func (e *explanation) queueLine() string {
 }
 
 func (e *explanation) positionLine() string {
+	x := e.answer
 	switch {
-	case e.pos == nil && e.posErr != nil:
-		return "unknown (visibility API: " + e.posErr.Error() + ")"
-	case e.pos == nil:
-		return "unknown (not in the scheduler's queues yet)"
-	case e.pos.inClusterQueue < 0:
-		return fmt.Sprintf("%d in its LocalQueue, in no ClusterQueue yet", e.pos.inLocalQueue)
+	case x == nil && e.answerErr != nil:
+		return "unknown (" + answerError(e.answerErr) + ")"
+	case x.PositionInClusterQueue == nil:
+		return fmt.Sprintf("%d in its LocalQueue, in no ClusterQueue yet", x.PositionInLocalQueue)
 	}
-	return fmt.Sprintf("%d in the ClusterQueue, %d in the LocalQueue (0 is next)", e.pos.inClusterQueue, e.pos.inLocalQueue)
+	return fmt.Sprintf("%d in the ClusterQueue, %d in the LocalQueue (0 is next)", *x.PositionInClusterQueue, x.PositionInLocalQueue)
+}
+
+// answerError says why the scheduler's answer could not be had.
+func answerError(err error) string {
+	switch {
+	case apierrors.IsForbidden(err):
+		return "you may not ask the scheduler: kubectl auth can-i get workloads.visibility.muster.dev --subresource explanation; the batch-user role grants it"
+	case apierrors.IsNotFound(err):
+		return "the scheduler does not hold it as pending: it was just admitted or changed, or Muster has not seen it yet"
+	}
+	return "visibility API: " + err.Error()
 }
 
 // fairShare is the ClusterQueue's weighted share under fair sharing: the
@@ -241,8 +234,8 @@ func statusSince(wl *musterv1beta1.Workload) metav1.Time {
 }
 
 func (e *explanation) reason() string {
-	if e.pos != nil && e.pos.reason != "" {
-		return e.pos.reason
+	if e.answer != nil && e.answer.Reason != "" {
+		return e.answer.Reason
 	}
 	return conditionMessage(e.wl)
 }
@@ -284,37 +277,19 @@ type quotaRow struct {
 	asked             resource.Quantity
 }
 
-// short is what the workload lacks in the row's flavor (zero if it fits).
-func (r quotaRow) short() resource.Quantity {
-	free := r.nominal.DeepCopy()
-	free.Sub(r.reserved)
-	s := r.asked.DeepCopy()
-	s.Sub(free)
-	if s.Sign() < 0 {
-		return resource.Quantity{}
-	}
-	return s
-}
-
-// writeQuota prints the ClusterQueue's quota for the resources asked, and
-// returns the rows the workload does not fit in.
-func (e *explanation) writeQuota(out io.Writer, asks corev1.ResourceList) []quotaRow {
-	rows := quotaRows(e.cq, asks)
-	fmt.Fprintf(out, "\nQuota of ClusterQueue %s (nominal, without borrowing):\n", e.cq.Name)
+// writeQuota prints the ClusterQueue's quota for the resources asked, as
+// its status has it: context for the scheduler's answer, which is what
+// decides.
+func (e *explanation) writeQuota(out io.Writer, asks corev1.ResourceList) {
+	fmt.Fprintf(out, "\nQuota of ClusterQueue %s (its status, without borrowing):\n", e.cq.Name)
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "  FLAVOR\tRESOURCE\tNOMINAL\tRESERVED\tFREE\tASKED\tSHORT")
-	var short []quotaRow
-	for _, r := range rows {
+	fmt.Fprintln(w, "  FLAVOR\tRESOURCE\tNOMINAL\tRESERVED\tFREE\tASKED")
+	for _, r := range quotaRows(e.cq, asks) {
 		free := r.nominal.DeepCopy()
 		free.Sub(r.reserved)
-		s := r.short()
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.flavor, r.resource, r.nominal.String(), r.reserved.String(), free.String(), r.asked.String(), s.String())
-		if s.Sign() > 0 {
-			short = append(short, r)
-		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.flavor, r.resource, r.nominal.String(), r.reserved.String(), free.String(), r.asked.String())
 	}
 	_ = w.Flush()
-	return short
 }
 
 func quotaRows(cq *musterv1beta1.ClusterQueue, asks corev1.ResourceList) []quotaRow {
@@ -340,99 +315,78 @@ func quotaRows(cq *musterv1beta1.ClusterQueue, asks corev1.ResourceList) []quota
 	return rows
 }
 
-// writeToRun says what would let the workload in: per flavor it is short
-// in, the admitted workloads whose finishing frees enough (the most
-// recently admitted first: what they hold, not which of them preemption
-// may take, which depends on priorities, the queues' policies, minimum
-// runtimes and borrowing), or that it can never fit in that flavor's
-// nominal quota.
-func (e *explanation) writeToRun(out io.Writer, short []quotaRow) {
+// writeSearch prints what the scheduler's search found for the workload
+// now: how it fits, what is short per flavor, and what preemption would
+// evict or why it cannot help.
+func (e *explanation) writeSearch(out io.Writer) {
 	defer e.writeAhead(out)
-	if len(short) == 0 && strings.HasPrefix(e.reason(), core.BehindStarvingPrefix) {
-		fmt.Fprintln(out, "\nIt fits the quota the queue has free, but that room is held for a starving workload (reason above): it waits until that one is admitted, unless its maximum execution time ends soon enough to backfill.")
+	x := e.answer
+	if x == nil {
+		fmt.Fprintf(out, "\nThe scheduler's search is not shown: %s.\n", answerError(e.answerErr))
 		return
 	}
-	if len(short) == 0 {
-		fmt.Fprintln(out, "\nIt fits the nominal quota: it waits for its turn (position above), for borrowing, or for a placement (topology, gang) rather than for quota.")
+	if x.ClusterQueue == "" {
+		fmt.Fprintln(out, "\nIt is in no ClusterQueue: it waits for its LocalQueue and that queue's ClusterQueue to exist (reason above).")
 		return
 	}
-	fmt.Fprintln(out, "\nTo run, in one of the flavors it is short in:")
-	for _, r := range short {
-		if r.asked.Cmp(r.nominal) > 0 {
-			fmt.Fprintf(out, "  %s: never within nominal quota (asks %s %s of %s); only borrowing from the cohort can admit it\n", r.flavor, r.asked.String(), r.resource, r.nominal.String())
-			continue
+	fmt.Fprintf(out, "\nThe scheduler's search, run now: %s.\n", fitWords(x.Fit))
+	if len(x.Shortages) > 0 {
+		fmt.Fprintf(out, "Short, for pod set %s:\n", x.Shortages[0].PodSet)
+		for _, sh := range x.Shortages {
+			fmt.Fprintf(out, "  %s\n", sh.Message)
 		}
-		s := r.short()
-		if e.admittedErr != nil {
-			fmt.Fprintf(out, "  %s: %s %s more must free up; which admitted workloads hold it is not shown: %s\n", r.flavor, s.String(), r.resource, listError(e.admittedErr))
-			continue
+	}
+	if x.Fit == visibilityv1beta1.FitFits || x.Fit == visibilityv1beta1.FitByBorrowing {
+		e.writeFits(out)
+		return
+	}
+	if p := x.Preemption; p != nil {
+		fmt.Fprintf(out, "Preemption: %s", p.Message)
+		if len(p.Victims) == 0 {
+			fmt.Fprintln(out, ".")
+			return
 		}
-		victims, freed := toFinish(e.admitted, r)
-		if freed.Cmp(s) < 0 {
-			fmt.Fprintf(out, "  %s: %s %s more must free up; the admitted workloads of this queue hold only %s of it\n", r.flavor, s.String(), r.resource, freed.String())
-			continue
+		fmt.Fprintln(out, ":")
+		for _, v := range p.Victims {
+			fmt.Fprintf(out, "  %s/%s (ClusterQueue %s, priority %d%s)\n", v.Namespace, v.Name, v.ClusterQueue, v.Priority, prefixed(", ", v.Reason))
 		}
-		fmt.Fprintf(out, "  %s: %s %s must free up: %s finishing frees %s\n", r.flavor, s.String(), r.resource, strings.Join(victims, ", "), freed.String())
 	}
 }
 
-// listError says why the admitted workloads could not be listed.
-func listError(err error) string {
-	if apierrors.IsForbidden(err) {
-		return "you may not list Workloads in every namespace (kubectl auth can-i list workloads.muster.dev -A)"
+// writeFits says why a workload that fits now still waits.
+func (e *explanation) writeFits(out io.Writer) {
+	if strings.HasPrefix(e.reason(), core.BehindStarvingPrefix) {
+		fmt.Fprintln(out, "That room is held for a starving workload (reason above): it waits until that one is admitted, unless its maximum execution time ends soon enough to backfill.")
+		return
 	}
-	return err.Error()
+	fmt.Fprintln(out, "It waits for its turn (position above) or for the next cycle, not for quota.")
+}
+
+func fitWords(f visibilityv1beta1.Fit) string {
+	switch f {
+	case visibilityv1beta1.FitFits:
+		return "it fits the quota free now"
+	case visibilityv1beta1.FitByBorrowing:
+		return "it fits by borrowing from the cohort"
+	case visibilityv1beta1.FitByPreempting:
+		return "it fits only by preempting"
+	}
+	return "it does not fit, even by preempting"
+}
+
+func prefixed(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	return prefix + s
 }
 
 // writeAhead says how many wait ahead of the workload in its ClusterQueue.
 func (e *explanation) writeAhead(out io.Writer) {
-	if e.pos == nil || e.pos.inClusterQueue <= 0 {
+	x := e.answer
+	if x == nil || x.PositionInClusterQueue == nil || *x.PositionInClusterQueue <= 0 {
 		return
 	}
 	fmt.Fprintf(out, "\n%d workload(s) wait ahead of it in ClusterQueue %s and are tried first (kubectl muster list workloads -A).\n",
-		e.pos.inClusterQueue, e.cq.Name)
-}
-
-// toFinish picks admitted workloads, most recently admitted first, until
-// they free the row's shortfall; it returns their names and what they free.
-func toFinish(admitted []musterv1beta1.Workload, r quotaRow) ([]string, resource.Quantity) {
-	type use struct {
-		name string
-		at   time.Time
-		q    resource.Quantity
-	}
-	var uses []use
-	for i := range admitted {
-		wl := &admitted[i]
-		q := usageIn(wl, r.flavor, corev1.ResourceName(r.resource))
-		if q.Sign() > 0 {
-			uses = append(uses, use{name: wl.Namespace + "/" + wl.Name, at: workload.ReservedAt(wl), q: q})
-		}
-	}
-	slices.SortFunc(uses, func(a, b use) int { return b.at.Compare(a.at) })
-	need := r.short()
-	var names []string
-	freed := resource.Quantity{}
-	for _, u := range uses {
-		if freed.Cmp(need) >= 0 {
-			break
-		}
-		names = append(names, fmt.Sprintf("%s (%s)", u.name, u.q.String()))
-		freed.Add(u.q)
-	}
-	return names, freed
-}
-
-// usageIn is what an admitted workload holds of a resource in a flavor.
-func usageIn(wl *musterv1beta1.Workload, flavor string, res corev1.ResourceName) resource.Quantity {
-	total := resource.Quantity{}
-	for _, psa := range wl.Status.Admission.PodSetAssignments {
-		if string(psa.Flavors[res]) != flavor {
-			continue
-		}
-		if q, ok := psa.ResourceUsage[res]; ok {
-			total.Add(q)
-		}
-	}
-	return total
+		*x.PositionInClusterQueue, x.ClusterQueue)
 }

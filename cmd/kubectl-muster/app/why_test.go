@@ -8,12 +8,12 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 )
 
 // TestStatusSince: "Admitted for …" counts from the admission, not from
@@ -53,15 +53,39 @@ func TestWhyTellsAnInactiveWorkloadHowToRun(t *testing.T) {
 	}
 }
 
-// TestWhySaysWhenItMayNotListTheAdmitted: a user who may not list
-// Workloads in every namespace is told so, not that the admitted workloads
-// hold none of the quota.
-func TestWhySaysWhenItMayNotListTheAdmitted(t *testing.T) {
+// TestWhySaysWhenItMayNotAskTheScheduler: a user without the
+// explanation subresource is told so and how to check, not shown a guess.
+func TestWhySaysWhenItMayNotAskTheScheduler(t *testing.T) {
 	var out bytes.Buffer
-	e := explanation{admittedErr: apierrors.NewForbidden(schema.GroupResource{Group: "muster.dev", Resource: "workloads"}, "", errors.New("no"))}
-	e.writeToRun(&out, []quotaRow{{flavor: "a100", resource: "nvidia.com/gpu", nominal: resource.MustParse("8"),
-		reserved: resource.MustParse("8"), asked: resource.MustParse("4")}})
-	if got := out.String(); !strings.Contains(got, "you may not list Workloads in every namespace") || strings.Contains(got, "hold only") {
+	e := explanation{answerErr: apierrors.NewForbidden(schema.GroupResource{Group: "visibility.muster.dev", Resource: "workloads/explanation"}, "x", errors.New("no"))}
+	e.writeSearch(&out)
+	if got := out.String(); !strings.Contains(got, "you may not ask the scheduler: kubectl auth can-i get workloads.visibility.muster.dev --subresource explanation") {
 		t.Errorf("output:\n%s", got)
+	}
+}
+
+// TestWhyPrintsTheSchedulersVictims: the victims are the server's, in its
+// order, with their queue, priority and why they may go.
+func TestWhyPrintsTheSchedulersVictims(t *testing.T) {
+	var out bytes.Buffer
+	e := explanation{wl: &musterv1beta1.Workload{}, answer: &visibilityv1beta1.WorkloadExplanation{ClusterQueue: "gpus", PositionInClusterQueue: ptr.To[int32](2),
+		Fit:       visibilityv1beta1.FitByPreempting,
+		Shortages: []visibilityv1beta1.Shortage{{PodSet: "main", Message: "insufficient quota for nvidia.com/gpu in flavor a100: 4 requested, 0 available (quota 8)"}},
+		Preemption: &visibilityv1beta1.PreemptionExplanation{State: visibilityv1beta1.PreemptionWouldEvict, Message: "preemption would evict 2 workload(s)",
+			Victims: []visibilityv1beta1.PreemptionVictim{{Name: "b", Namespace: "ns", ClusterQueue: "gpus", Priority: 0, Reason: "InClusterQueue"},
+				{Name: "a", Namespace: "other", ClusterQueue: "lender", Priority: 5, Reason: "InCohortReclamation"}}}}}
+	e.writeSearch(&out)
+	want := `
+The scheduler's search, run now: it fits only by preempting.
+Short, for pod set main:
+  insufficient quota for nvidia.com/gpu in flavor a100: 4 requested, 0 available (quota 8)
+Preemption: preemption would evict 2 workload(s):
+  ns/b (ClusterQueue gpus, priority 0, InClusterQueue)
+  other/a (ClusterQueue lender, priority 5, InCohortReclamation)
+
+2 workload(s) wait ahead of it in ClusterQueue gpus and are tried first (kubectl muster list workloads -A).
+`
+	if got := out.String(); got != want {
+		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -246,7 +246,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Cloc
 	if err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
 	}
-	if err := setupVisibility(mgr, cfg, state, certsReady); err != nil {
+	if err := setupVisibility(mgr, cfg, state, clk, certsReady); err != nil {
 		return err
 	}
 	if err := setupDashboard(mgr, cfg, state, clk); err != nil {
@@ -283,7 +283,7 @@ func visibilityEnabled(cfg *configv1beta1.Configuration) bool {
 
 // setupVisibility serves the pending-workloads API from the scheduler's
 // queues, on every replica, once the serving certificate is on disk.
-func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, certsReady <-chan struct{}) error {
+func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, clk clock.PassiveClock, certsReady <-chan struct{}) error {
 	if !visibilityEnabled(cfg) {
 		return nil
 	}
@@ -292,7 +292,7 @@ func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, stat
 		CertDir:     cfg.Webhook.CertDir,
 		RestConfig:  mgr.GetConfig(),
 		Source: visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason,
-			Order: state.Cache.InAdmissionOrder},
+			Order: state.Cache.InAdmissionOrder, Cache: state.Cache, Clock: clk},
 	}
 	return mgr.Add(afterCerts{server: server, ready: certsReady})
 }

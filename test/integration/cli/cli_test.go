@@ -296,3 +296,33 @@ metadata:
 spec:
   clusterQueue: kueue-cq
 `
+
+// TestWhyShowsTheSchedulersVictims: in a queue that preempts lower
+// priority after an hour's minimum runtime, a high-priority job that fits
+// only by preempting is told which running job the scheduler's own search
+// would evict, and when — not a list rebuilt from the queue's status.
+func TestWhyShowsTheSchedulersVictims(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t, "victims", nil)
+	env.CreateAll(t,
+		MakeWorkloadPriorityClass("why-high", 100), MakeWorkloadPriorityClass("why-low", 1),
+		MakeResourceFlavor("why-a100").QuotaOnly().Obj(),
+		MakeClusterQueue("protective").ResourceGroup(MakeFlavorQuotas("why-a100").Resource(framework.GPU, "4").Obj()).
+			Preemption(musterv1beta1.ClusterQueuePreemption{WithinClusterQueue: musterv1beta1.PreemptionPolicyLowerPriority, MinRuntimeSeconds: ptr.To[int32](3600)}).Obj(),
+		MakeLocalQueue("main", ns).ClusterQueue("protective").Obj())
+	low := MakeJob("low", ns).Queue("main").Label(musterv1beta1.WorkloadPriorityClassLabel, "why-low").Request(framework.GPU, "3").Obj()
+	other := MakeJob("other", ns).Queue("main").Label(musterv1beta1.WorkloadPriorityClassLabel, "why-high").Request(framework.GPU, "1").Obj()
+	env.CreateAll(t, low, other)
+	env.ExpectJobRunning(t, low, nil)
+	env.ExpectJobRunning(t, other, nil)
+	urgent := MakeJob("urgent", ns).Queue("main").Label(musterv1beta1.WorkloadPriorityClassLabel, "why-high").Request(framework.GPU, "2").Obj()
+	env.CreateAll(t, urgent)
+	env.ExpectJobPending(t, urgent, "minimum runtime")
+
+	out, errOut, err := kubectlMuster(t, "why", "job/urgent", "-n", ns)
+	g.Expect(err).NotTo(HaveOccurred(), errOut)
+	g.Expect(out).To(ContainSubstring("The scheduler's search, run now: it fits only by preempting."))
+	g.Expect(out).To(MatchRegexp(`Preemption: preemption would evict 1 workload\(s\) once they have run their minimum runtime, the first in 59m\d+s:\n  ` +
+		ns + `/job-low-[0-9a-f]{5} \(ClusterQueue protective, priority 1, InClusterQueue\)\n`))
+	g.Expect(out).NotTo(ContainSubstring("job-other"), "the higher-priority job is no victim")
+}

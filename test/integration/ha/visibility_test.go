@@ -31,6 +31,18 @@ func pendingIn(g Gomega, ns, lq string) *visibilityv1beta1.PendingWorkloadsSumma
 	return &out
 }
 
+// explanationAt asks the API server for a workload's explanation.
+func explanationAt(g Gomega, ns, name string) *visibilityv1beta1.WorkloadExplanation {
+	cs, err := kubernetes.NewForConfig(env.Config)
+	g.Expect(err).NotTo(HaveOccurred())
+	raw, err := cs.CoreV1().RESTClient().Get().
+		AbsPath("/apis/visibility.muster.dev/v1beta1/namespaces/" + ns + "/workloads/" + name + "/explanation").DoRaw(context.Background())
+	g.Expect(err).NotTo(HaveOccurred(), "%s", raw)
+	var out visibilityv1beta1.WorkloadExplanation
+	g.Expect(json.Unmarshal(raw, &out)).To(Succeed())
+	return &out
+}
+
 func TestAFollowerAnswersTheVisibilityAPI(t *testing.T) {
 	// The chart's default: two replicas behind one Service. The APIService
 	// is pointed at the follower: it must answer with the leader's
@@ -62,6 +74,11 @@ func TestAFollowerAnswersTheVisibilityAPI(t *testing.T) {
 		g.Expect([]string{got.Items[0].Name, got.Items[1].Name}).To(Equal([]string{"second", "third"}))
 		g.Expect(got.Items[0].PositionInLocalQueue).To(BeEquivalentTo(0))
 		g.Expect(got.Items[0].Reason).To(ContainSubstring("cpu"), "the follower reads the reason from the status")
+		// The follower runs the search on its own cache, which its
+		// controllers keep as the leader's.
+		x := explanationAt(g, ns, "third")
+		g.Expect(x.Fit).To(Equal(visibilityv1beta1.FitNone))
+		g.Expect(x.Shortages).To(ContainElement(HaveField("Message", ContainSubstring("2 requested, 0 available"))))
 	}, framework.Timeout, framework.Interval).Should(Succeed())
 
 	// The leader goes; the follower, elected, admits the next and its

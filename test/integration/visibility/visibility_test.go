@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -167,4 +168,70 @@ func TestControllerMetricsSurviveTheAPIServerLibrary(t *testing.T) {
 	families := framework.GatherMetrics(g)
 	g.Expect(families).To(HaveKey("workqueue_depth"))
 	g.Expect(framework.MetricLabelValues(families["workqueue_depth"], "controller")).To(ContainElement("workload"))
+}
+
+// explain asks for a workload's explanation, as the user of cfg.
+func explain(cfg *rest.Config, ns, name string) (*visibilityv1beta1.WorkloadExplanation, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath(base + "/namespaces/" + ns + "/workloads/" + name + "/explanation").DoRaw(context.Background())
+	if err != nil {
+		// The core client does not decode another group's Status: read
+		// the server's message from the body.
+		var status metav1.Status
+		if json.Unmarshal(raw, &status) == nil && status.Kind == "Status" {
+			return nil, &apierrors.StatusError{ErrStatus: status}
+		}
+		return nil, err
+	}
+	var out visibilityv1beta1.WorkloadExplanation
+	return &out, json.Unmarshal(raw, &out)
+}
+
+// TestExplanationThroughTheAPIServer: behind a Job holding the queue's
+// GPUs, a waiting Job's explanation (served through the APIService) says
+// it does not fit, what is short, and that its queue never preempts; a
+// batch-user of its namespace may read it, a user without a role may not;
+// the admitted Job's workload is not pending, and says so.
+func TestExplanationThroughTheAPIServer(t *testing.T) {
+	g := NewWithT(t)
+	q := env.NewGPUQueue(t, "explain", "a100", "4")
+	running := MakeJob("running", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "4").Obj()
+	env.CreateAll(t, running)
+	env.ExpectJobRunning(t, running, nil)
+	waiting := MakeJob("waiting", q.Namespace).Queue(q.LocalQueue).Request(framework.GPU, "2").Obj()
+	env.CreateAll(t, waiting)
+	env.ExpectJobPending(t, waiting, "insufficient quota")
+	var wl, admitted string
+	g.Eventually(func(g Gomega) {
+		wl, admitted = env.WorkloadOfJob(g, waiting).Name, env.WorkloadOfJob(g, running).Name
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+
+	x, err := explain(env.Config, q.Namespace, wl)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(x.ClusterQueue).To(Equal(q.ClusterQueue))
+	g.Expect(x.PositionInClusterQueue).To(HaveValue(BeEquivalentTo(0)))
+	g.Expect(x.Reason).To(ContainSubstring("insufficient quota for nvidia.com/gpu"))
+	g.Expect(x.Fit).To(Equal(visibilityv1beta1.FitNone))
+	g.Expect(x.Shortages).To(ContainElement(HaveField("Message", ContainSubstring("2 requested, 0 available (quota 4)"))))
+	g.Expect(x.Preemption.State).To(Equal(visibilityv1beta1.PreemptionCannotHelp))
+	g.Expect(x.Preemption.Message).To(ContainSubstring("never preempts"))
+
+	_, err = explain(env.Config, q.Namespace, admitted)
+	g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+	g.Expect(err.Error()).To(ContainSubstring("is not pending in Muster's queues"))
+
+	nobody, err := env.UserConfig("nobody-" + q.Namespace)
+	g.Expect(err).NotTo(HaveOccurred())
+	_, err = explain(nobody, q.Namespace, wl)
+	g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "no role: %v", err)
+	user, err := env.UserConfig("user-" + q.Namespace)
+	g.Expect(err).NotTo(HaveOccurred())
+	env.CreateAll(t, framework.RoleBindingFor(env.UserRoles(t).BatchUser, "user-"+q.Namespace, q.Namespace))
+	g.Eventually(func() error {
+		_, err := explain(user, q.Namespace, wl)
+		return err
+	}, framework.Timeout, framework.Interval).Should(Succeed())
 }
