@@ -86,8 +86,8 @@ seeing_the_queue() {
     echo ">> kubectl muster list did not show train-b first in its queues (position 0/0); logs are in $run/logs" >&2
     return 1
   fi
-  if [[ $why != *"nvidia.com/gpu"* || $why != *"must free up"* ]]; then
-    echo ">> kubectl muster why did not name the missing GPUs; logs are in $run/logs" >&2
+  if [[ $why != *"nvidia.com/gpu"* || $why != *"The scheduler's search, run now"* || $why != *"Preemption: "* ]]; then
+    echo ">> kubectl muster why did not name the missing GPUs and the scheduler's search; logs are in $run/logs" >&2
     return 1
   fi
   [[ $raw == *'"positionInClusterQueue":0'* ]] || { echo ">> the visibility API did not list train-b; logs are in $run/logs" >&2; return 1; }
