@@ -82,6 +82,10 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 	}
 	if s := cq.Spec.Starvation; s != nil {
 		out.StarvationAfter = seconds(s.AfterSeconds)
+		out.StarvationYieldAfter = core.DefaultStarvationYield(out.StarvationAfter)
+		if s.YieldAfterSeconds != nil {
+			out.StarvationYieldAfter = seconds(s.YieldAfterSeconds)
+		}
 	}
 	out.MaxRuntime = seconds(cq.Spec.MaximumExecutionTimeSeconds)
 	if a := cq.Spec.AdmissionScope; a != nil {

@@ -2,6 +2,9 @@ package scheduling
 
 import (
 	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
@@ -26,6 +29,21 @@ func TestReasonsOfTheCore(t *testing.T) {
 	} {
 		if got := preemptionReason(r); got != want {
 			t.Errorf("preemption %s written as %s, want %s", r, got, want)
+		}
+	}
+}
+
+// TestStarvationYieldDefaults: unset, the held room yields after ten
+// thresholds; 0 never yields; a value is taken as given.
+func TestStarvationYieldDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		yield *int32
+		want  time.Duration
+	}{{nil, 5 * time.Hour}, {ptr.To[int32](0), 0}, {ptr.To[int32](7200), 2 * time.Hour}} {
+		cq := &musterv1beta1.ClusterQueue{Spec: musterv1beta1.ClusterQueueSpec{
+			Starvation: &musterv1beta1.StarvationPolicy{AfterSeconds: ptr.To[int32](1800), YieldAfterSeconds: tc.yield}}}
+		if got := toClusterQueue(cq).StarvationYieldAfter; got != tc.want {
+			t.Errorf("yieldAfterSeconds %v: %s, want %s", tc.yield, got, tc.want)
 		}
 	}
 }

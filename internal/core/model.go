@@ -204,6 +204,10 @@ type ClusterQueue struct {
 	// StarvationAfter is how long a pending workload waits before room is
 	// held for it (see reserve.go); zero never holds any.
 	StarvationAfter time.Duration
+	// StarvationYieldAfter bounds what held room may cost the workloads
+	// behind it: one that has waited this long may use the held room as a
+	// backfill would. Zero: only bounded backfills may.
+	StarvationYieldAfter time.Duration
 	// MaxRuntime is the runtime bound of the queue's workloads that declare
 	// none: a workload admitted longer is deactivated. Zero: unbounded.
 	MaxRuntime time.Duration

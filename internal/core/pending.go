@@ -122,16 +122,24 @@ func (p *Pending) Message() string {
 			p.ClusterQueue, p.Wait.Round(time.Second), p.NoFit.Message(), completion(p.By, p.Detail))
 	case BehindReservation:
 		if p.By.IsZero() {
-			return fmt.Sprintf(BehindStarvingPrefix+" %s, for which room is held in ClusterQueue %s; no job can be shown to finish before it fits (%s), so none may use the held room",
-				first, p.ClusterQueue, p.Detail)
+			return fmt.Sprintf(BehindStarvingPrefix+" %s, for which room is held in ClusterQueue %s; no job can be shown to finish before it fits (%s), so none may use the held room%s",
+				first, p.ClusterQueue, p.Detail, yieldsAfter(p.Wait))
 		}
-		return fmt.Sprintf(BehindStarvingPrefix+" %s, for which room is held in ClusterQueue %s; only a job whose maximum execution time ends by %s may use the held room meanwhile",
-			first, p.ClusterQueue, p.By.UTC().Format(time.RFC3339))
+		return fmt.Sprintf(BehindStarvingPrefix+" %s, for which room is held in ClusterQueue %s; only a job whose maximum execution time ends by %s may use the held room meanwhile%s",
+			first, p.ClusterQueue, p.By.UTC().Format(time.RFC3339), yieldsAfter(p.Wait))
 	case EvictionRetry:
 		return fmt.Sprintf("preemption in progress: could not evict %s yet (%s); retrying",
 			strings.Join(p.Workloads, ", "), "the victim's admission is still being written, or it changed")
 	}
 	return ""
+}
+
+// yieldsAfter says when the held room yields to a workload behind it.
+func yieldsAfter(yield time.Duration) string {
+	if yield <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(", or one that has waited %s (starvation.yieldAfterSeconds)", yield.Round(time.Second))
 }
 
 // completion says when the room held for a starving workload should be

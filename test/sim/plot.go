@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/musterhq/muster/internal/core"
 )
 
 // Panel size of every plot, and the resolution of the PNGs.
@@ -75,6 +77,58 @@ func PlotStarvationWait(path string, results []*Result) error {
 		row = append(row, p)
 	}
 	return savePanels(path, [][]*plot.Plot{row})
+}
+
+// PlotYield draws the yield sweep: per yield (hours), the 1-GPU jobs'
+// p99 and max waits and the 16-GPU jobs' p99 wait, and the 16-GPU jobs
+// never admitted; the "never yields" values as dashed lines.
+func PlotYield(path string, points []YieldPoint) error {
+	waits := newPlot("What the held room's yield trades", "yieldAfterSeconds (hours; dashed: never yields)", "wait from arrival to admission (min)")
+	never := newPlot("16-GPU jobs never admitted in the day", "yieldAfterSeconds (hours; dashed: never yields)", "jobs (of 12)")
+	series := []struct {
+		label string
+		value func(StarvationRow) float64
+		p     *plot.Plot
+	}{
+		{"1-GPU p99", func(r StarvationRow) float64 { return minutes(r.Narrow.P99) }, waits},
+		{"1-GPU max", func(r StarvationRow) float64 { return minutes(r.Narrow.Max) }, waits},
+		{"16-GPU p99", func(r StarvationRow) float64 { return minutes(r.Wide.P99) }, waits},
+		{"16-GPU never admitted", func(r StarvationRow) float64 { return float64(r.Wide.NeverAdmitted) }, never},
+	}
+	for i, sr := range series {
+		var pts plotter.XYs
+		var off float64
+		for _, p := range points {
+			if p.Factor == 0 {
+				off = sr.value(p.Row)
+				continue
+			}
+			pts = append(pts, plotter.XY{X: (time.Duration(p.Factor) * StarvationAfter).Hours(), Y: sr.value(p.Row)})
+		}
+		c := plotutil.Color(i)
+		if err := addLine(sr.p, sr.label, pts, c, nil); err != nil {
+			return err
+		}
+		flat := plotter.XYs{{X: pts[0].X, Y: off}, {X: pts[len(pts)-1].X, Y: off}}
+		if err := addLine(sr.p, sr.label+", never yields", flat, c, []vg.Length{vg.Points(4), vg.Points(3)}); err != nil {
+			return err
+		}
+	}
+	top := 0.0
+	for _, p := range points {
+		top = max(top, minutes(p.Row.Narrow.Max), minutes(p.Row.Wide.P99))
+	}
+	waits.Y.Max, never.Y.Max = 1.8*top, 20
+	def := (core.DefaultStarvationYieldFactor * StarvationAfter).Hours()
+	for _, p := range []*plot.Plot{waits, never} {
+		p.Y.Min = 0
+		if err := addLine(p, fmt.Sprintf("the default (%d thresholds)", core.DefaultStarvationYieldFactor),
+			plotter.XYs{{X: def, Y: 0}, {X: def, Y: p.Y.Max / 1.8}}, color.Gray{Y: 120}, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
+			return err
+		}
+		legendTopLeft(p)
+	}
+	return savePanels(path, [][]*plot.Plot{{waits, never}})
 }
 
 // utilisationWindow is the moving average the utilisation plot draws:

@@ -35,9 +35,33 @@ func RunScenarios(dir string) ([]Outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
-		outs = append(outs, Outcome{Scenario: s, Jobs: len(jobs), Results: results, Elapsed: time.Since(start)})
+		o := Outcome{Scenario: s, Jobs: len(jobs), Results: results}
+		if s.Name == "starvation" {
+			if err := starvationExtras(&o, jobs); err != nil {
+				return nil, err
+			}
+		}
+		o.Elapsed = time.Since(start)
+		outs = append(outs, o)
 	}
 	return outs, nil
+}
+
+// starvationExtras runs the starvation scenario's yield sweep and its
+// guarded variants past the last arrival.
+func starvationExtras(o *Outcome, jobs []Job) error {
+	var err error
+	if o.Yield, err = YieldSweep(jobs); err != nil {
+		return err
+	}
+	for _, v := range o.Scenario.Variants[1:] {
+		r, err := Drained(jobs, v)
+		if err != nil {
+			return err
+		}
+		o.Drained = append(o.Drained, r)
+	}
+	return nil
 }
 
 // WritePlots draws each outcome's plots into dir.
@@ -54,6 +78,9 @@ func WritePlots(dir string, outs []Outcome) error {
 			err = PlotStarvationWait(filepath.Join(dir, "sim-starvation-wait.png"), o.Results)
 			if err == nil {
 				err = PlotUtilisation(filepath.Join(dir, "sim-starvation-utilisation.png"), o.Results)
+			}
+			if err == nil {
+				err = PlotYield(filepath.Join(dir, "sim-starvation-yield.png"), o.Yield)
 			}
 		case "minruntime":
 			err = PlotMinRuntime(filepath.Join(dir, "sim-minruntime.png"), o.Results)

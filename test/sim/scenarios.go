@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/musterhq/muster/internal/core"
@@ -132,21 +133,71 @@ const Wide = 16
 // runs, when the held room will be complete is unknown and nothing
 // backfills; the third variant bounds every job with the queue's maximum
 // execution time (no job here runs longer), so backfill can work.
+//
+// The guard's held room yields to a workload that has waited the queue's
+// yield (by default DefaultStarvationYieldFactor thresholds, 5 h here):
+// the "never yields" variant shows what the guard costs without that
+// bound, and YieldSweep how the bound trades the two sizes' waits.
 func Starvation() Scenario {
-	setup := func(after, bound time.Duration) Setup {
-		q := gpuQueue("batch", Wide)
-		q.Strategy = core.BestEffortFIFO
-		q.StarvationAfter = after
-		q.MaxRuntime = bound
-		return Setup{Queues: []*core.ClusterQueue{q}}
-	}
 	return Scenario{Name: "starvation", Trace: "starvation.csv", Seed: 2, Generate: generateStarvation, Horizon: 24 * time.Hour,
 		Variants: []Variant{
-			{Name: "no guard", Setup: setup(0, 0)},
-			{Name: "guard (starvationAfter 30m)", Setup: setup(StarvationAfter, 0)},
-			{Name: "guard + queue bound 90m", Setup: setup(StarvationAfter, maxNarrowRuntime)},
+			{Name: "no guard", Setup: starvationSetup(0, 0, 0)},
+			{Name: "guard (starvationAfter 30m), never yields", Setup: starvationSetup(StarvationAfter, 0, 0)},
+			{Name: "guard, yields after 5h (the default)", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), 0)},
+			{Name: "guard, yields after 5h + queue bound 90m", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), maxNarrowRuntime)},
 		}}
 }
+
+// starvationSetup is the starvation scenario's queue: the guard after
+// after (0: none), its room yielding after yield (0: never), its jobs
+// bounded by bound (0: unbounded).
+func starvationSetup(after, yield, bound time.Duration) Setup {
+	q := gpuQueue("batch", Wide)
+	q.Strategy = core.BestEffortFIFO
+	q.StarvationAfter = after
+	q.StarvationYieldAfter = yield
+	q.MaxRuntime = bound
+	return Setup{Queues: []*core.ClusterQueue{q}}
+}
+
+// YieldFactors are the yields YieldSweep tries, in thresholds (0: never).
+var YieldFactors = []int{2, 3, 4, 6, 8, 9, 10, 12, 0}
+
+// YieldPoint is the starvation trace replayed with one yield.
+type YieldPoint struct {
+	// Factor is the yield in thresholds (0: never yields).
+	Factor int
+	Row    StarvationRow
+}
+
+// YieldSweep replays the starvation trace with each of YieldFactors
+// (unbounded jobs, the guard after StarvationAfter): the data the default
+// yield was chosen from.
+func YieldSweep(jobs []Job) ([]YieldPoint, error) {
+	s := Starvation()
+	var out []YieldPoint
+	for _, k := range YieldFactors {
+		r, err := Run(fmt.Sprintf("yield %d", k), starvationSetup(StarvationAfter, time.Duration(k)*StarvationAfter, 0), jobs, s.Options())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, YieldPoint{Factor: k, Row: StarvationNumbers([]*Result{r})[0]})
+	}
+	return out, nil
+}
+
+// Drained replays the starvation trace past its last arrival, until
+// every job has been admitted (at most drainLimit more), with a variant's
+// setup: whether the 16-GPU jobs never admitted by the horizon only
+// arrived too late, or starve.
+func Drained(jobs []Job, v Variant) (*Result, error) {
+	opts := Starvation().Options()
+	opts.Horizon += drainLimit
+	return Run(v.Name, v.Setup, jobs, opts)
+}
+
+// drainLimit is how much longer Drained runs than the trace's horizon.
+const drainLimit = 12 * time.Hour
 
 // Starvation's 1-GPU runtimes are cut at maxNarrowRuntime, so the guard's
 // effect has a bound: a held room is free at most this long after it is

@@ -12,7 +12,11 @@ type Outcome struct {
 	Scenario Scenario
 	Jobs     int
 	Results  []*Result
-	Elapsed  time.Duration
+	// Yield and Drained are the starvation scenario's sweep of the yield
+	// and its guarded variants replayed past the last arrival.
+	Yield   []YieldPoint
+	Drained []*Result
+	Elapsed time.Duration
 }
 
 // Summary is the markdown report of the outcomes' numbers. It depends on
@@ -33,6 +37,8 @@ func Summary(outs []Outcome) string {
 			writeDecay(&b, o.Results)
 		case "starvation":
 			writeStarvation(&b, o.Results)
+			writeDrained(&b, o.Drained)
+			writeYield(&b, o.Yield)
 		case "minruntime":
 			writeMinRuntime(&b, o.Results)
 		}
@@ -63,11 +69,59 @@ func writeStarvation(b *strings.Builder, results []*Result) {
 			minutes(r.Narrow.P50), minutes(r.Narrow.P99), minutes(r.Wide.P50), minutes(r.Wide.P99), minutes(r.Wide.Max),
 			r.Wide.NeverAdmitted, r.Wide.Jobs, 100*r.Utilisation)
 	}
-	if len(rows) == 2 {
-		fmt.Fprintf(b, "\n16-GPU p99 wait: %.0f min without the guard, %.0f min with it; utilisation %.1f%% -> %.1f%% (%+.1f points).\n",
-			minutes(rows[0].Wide.P99), minutes(rows[1].Wide.P99), 100*rows[0].Utilisation, 100*rows[1].Utilisation,
-			100*(rows[1].Utilisation-rows[0].Utilisation))
+}
+
+// writeDrained says what became of the 16-GPU jobs still waiting at the
+// horizon once the run goes on with no more arrivals.
+func writeDrained(b *strings.Builder, drained []*Result) {
+	if len(drained) == 0 {
+		return
 	}
+	fmt.Fprintf(b, "\nRun on past the last arrival (at most %s more), the 16-GPU jobs of each guarded variant:\n\n", hours(drainLimit))
+	for _, r := range drained {
+		st := waitStats(r, func(j JobOutcome) bool { return j.GPUs == Wide })
+		var late []string
+		for _, j := range r.Jobs {
+			if j.GPUs == Wide && j.Arrival+j.Wait > Starvation().Horizon {
+				late = append(late, fmt.Sprintf("arrived %s, waited %.0f min", clock(j.Arrival), minutes(j.Wait)))
+			}
+		}
+		fmt.Fprintf(b, "- %s: %d of %d never admitted; admitted after the horizon: %s\n", r.Name, st.NeverAdmitted, st.Jobs, orNone(late))
+	}
+}
+
+// writeYield is the sweep of the yield the default was chosen from.
+func writeYield(b *strings.Builder, points []YieldPoint) {
+	if len(points) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nThe guard's yield (starvationAfter %s, unbounded jobs), in thresholds:\n\n", StarvationAfter)
+	b.WriteString("| yield | 1-GPU p50 / p99 / max wait (min) | 16-GPU p50 / p99 wait (min) | 16-GPU never admitted | utilisation |\n" +
+		"|---|---:|---:|---:|---:|\n")
+	for _, p := range points {
+		r := p.Row
+		fmt.Fprintf(b, "| %s | %.0f / %.0f / %.0f | %.0f / %.0f | %d of %d | %.1f%% |\n", yieldLabel(p.Factor),
+			minutes(r.Narrow.P50), minutes(r.Narrow.P99), minutes(r.Narrow.Max), minutes(r.Wide.P50), minutes(r.Wide.P99),
+			r.Wide.NeverAdmitted, r.Wide.Jobs, 100*r.Utilisation)
+	}
+}
+
+func yieldLabel(k int) string {
+	if k == 0 {
+		return "never"
+	}
+	return fmt.Sprintf("%d x (%s)", k, time.Duration(k)*StarvationAfter)
+}
+
+func clock(d time.Duration) string {
+	return fmt.Sprintf("%02d:%02d", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func orNone(parts []string) string {
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "; ")
 }
 
 func writeMinRuntime(b *strings.Builder, results []*Result) {

@@ -107,6 +107,7 @@ const (
 )
 
 // StarvationPolicy is when room is held for a waiting workload.
+// +kubebuilder:validation:XValidation:rule="!has(self.yieldAfterSeconds) || self.yieldAfterSeconds == 0 || !has(self.afterSeconds) || self.yieldAfterSeconds > self.afterSeconds",message="yieldAfterSeconds must be more than afterSeconds (or 0: held room never yields)"
 type StarvationPolicy struct {
 	// afterSeconds is how long, in seconds, a workload waits in the queue
 	// before the quota it needs is held for it as it frees: later workloads
@@ -117,6 +118,16 @@ type StarvationPolicy struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	AfterSeconds *int32 `json:"afterSeconds,omitempty"`
+
+	// yieldAfterSeconds bounds what held room may cost the workloads
+	// behind it: one that has waited this long, in seconds from its
+	// creation, may use the room held for a starving workload as a backfill
+	// would. Unset: ten times afterSeconds (5 hours for 30 minutes), the
+	// setting the starvation simulation supports (docs/fairness.md). 0: the
+	// held room never yields, however long the others wait.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	YieldAfterSeconds *int32 `json:"yieldAfterSeconds,omitempty"`
 }
 
 // QueueingStrategy orders the pending workloads of a ClusterQueue.

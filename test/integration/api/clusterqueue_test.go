@@ -83,6 +83,12 @@ func TestClusterQueueValidation(t *testing.T) {
 			}).Obj(),
 			wantErr: `Unsupported value: "Any"`,
 		},
+		"yield no later than the threshold": {
+			cq:      starving("yield-early", 1800, ptr.To[int32](1800)),
+			wantErr: "yieldAfterSeconds must be more than afterSeconds (or 0: held room never yields)",
+		},
+		"yield 0: never": {cq: starving("yield-never", 1800, ptr.To[int32](0))},
+		"yield later":    {cq: starving("yield-later", 1800, ptr.To[int32](7200))},
 		"too many flavors": {
 			cq:      MakeClusterQueue("many").ResourceGroup(manyFlavors(17)...).Obj(),
 			wantErr: "must have at most 16 items",
@@ -121,4 +127,12 @@ func manyFlavors(n int) []musterv1beta1.FlavorQuotas {
 		fs = append(fs, MakeFlavorQuotas("f"+string(rune('a'+i))).Resource("cpu", "1").Obj())
 	}
 	return fs
+}
+
+// starving is a ClusterQueue holding room after afterSeconds, yielding it
+// after yield (nil: the default).
+func starving(name string, afterSeconds int32, yield *int32) *musterv1beta1.ClusterQueue {
+	cq := MakeClusterQueue(name).Obj()
+	cq.Spec.Starvation = &musterv1beta1.StarvationPolicy{AfterSeconds: ptr.To(afterSeconds), YieldAfterSeconds: yield}
+	return cq
 }

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -16,19 +17,20 @@ import (
 	"github.com/musterhq/muster/test/framework"
 )
 
-// starvationWorld is a 4-GPU ClusterQueue (no cohort) holding room for
-// workloads pending afterSeconds, with four 1-GPU Jobs running in it.
-func starvationWorld(t *testing.T, afterSeconds int32, mutate ...func(*musterv1beta1.ClusterQueue)) (world, []*batchv1.Job) {
+// starvationWorld is a ClusterQueue of size GPUs (no cohort) holding room
+// for workloads pending afterSeconds (room that never yields unless a
+// mutation says so), with size 1-GPU Jobs running in it.
+func starvationWorld(t *testing.T, size int, afterSeconds int32, mutate ...func(*musterv1beta1.ClusterQueue)) (world, []*batchv1.Job) {
 	t.Helper()
 	w := newWorld(t)
-	w.queue(t, "a", "4", append([]func(*musterv1beta1.ClusterQueue){func(cq *musterv1beta1.ClusterQueue) {
+	w.queue(t, "a", strconv.Itoa(size), append([]func(*musterv1beta1.ClusterQueue){func(cq *musterv1beta1.ClusterQueue) {
 		cq.Spec.Cohort = ""
 		if afterSeconds > 0 {
-			cq.Spec.Starvation = &musterv1beta1.StarvationPolicy{AfterSeconds: ptr.To(afterSeconds)}
+			cq.Spec.Starvation = &musterv1beta1.StarvationPolicy{AfterSeconds: ptr.To(afterSeconds), YieldAfterSeconds: ptr.To[int32](0)}
 		}
 	}}, mutate...)...)
 	var small []*batchv1.Job
-	for i := range 4 {
+	for i := range size {
 		j := w.job(fmt.Sprintf("s%d", i), "a", "1")
 		create(t, j)
 		small = append(small, j)
@@ -37,49 +39,71 @@ func starvationWorld(t *testing.T, afterSeconds int32, mutate ...func(*musterv1b
 	return w, small
 }
 
-// TestStarvingJobGetsInWhileSmallJobsArrive: a 4-GPU Job behind a stream
-// of 1-GPU Jobs. Without the guard, each GPU that frees goes to the next
-// 1-GPU Job (Kueue's BestEffortFIFO). With starvation.afterSeconds, once the
-// big Job has waited that long every freed GPU is held for it, the 1-GPU
-// Jobs that keep arriving wait behind it saying so — also after a manager
-// restart midway, which holds the same room (nothing about it is written)
-// — and it runs when the last of the first four finishes.
+// TestStarvingJobGetsInWhileSmallJobsArrive: a 16-GPU Job behind a stream
+// of 1-GPU Jobs in a 16-GPU queue. Without the guard, each GPU that frees
+// goes to the next 1-GPU Job (Kueue's BestEffortFIFO). With
+// starvation.afterSeconds, once the big Job has waited that long every
+// freed GPU is held for it, the 1-GPU Jobs that keep arriving wait behind
+// it saying so — also after a manager restart midway, which holds the same
+// room (nothing about it is written) — and it runs when the last of the
+// first sixteen finishes.
 func TestStarvingJobGetsInWhileSmallJobsArrive(t *testing.T) {
 	mgr := env.StartManager(t)
 	t.Run("without the guard", func(t *testing.T) {
-		w, small := starvationWorld(t, 0)
-		big := w.job("big", "a", "4")
+		w, small := starvationWorld(t, 16, 0)
+		big := w.job("big", "a", "16")
 		create(t, big)
 		time.Sleep(3 * time.Second)
 		env.CompleteJob(t, small[0])
-		next := w.job("s4", "a", "1")
+		next := w.job("s16", "a", "1")
 		create(t, next)
 		running(t, next)
 		env.ExpectJobPending(t, big, "insufficient quota")
 	})
 	t.Run("with the guard", func(t *testing.T) {
-		w, small := starvationWorld(t, 2)
-		big := w.job("big", "a", "4")
+		w, small := starvationWorld(t, 16, 2)
+		big := w.job("big", "a", "16")
 		create(t, big)
 		time.Sleep(3 * time.Second)
 		var arrivals []*batchv1.Job
-		for i := range 3 {
-			if i == 2 {
+		for i := range 15 {
+			if i == 8 {
 				mgr = env.Restart(t, mgr)
 			}
 			env.CompleteJob(t, small[i])
-			next := w.job(fmt.Sprintf("s%d", 4+i), "a", "1")
+			next := w.job(fmt.Sprintf("s%d", 16+i), "a", "1")
 			create(t, next)
 			arrivals = append(arrivals, next)
 			env.ExpectJobPending(t, next, "waiting behind starving workload")
-			env.ExpectJobPending(t, big, "room held for it")
 		}
-		env.CompleteJob(t, small[3])
+		env.ExpectJobPending(t, big, "room held for it")
+		env.CompleteJob(t, small[15])
 		running(t, big)
 		for _, j := range arrivals {
 			env.ExpectJobPending(t, j, "")
 		}
 	})
+}
+
+// TestHeldRoomYieldsToALongWait: the room held for a starving 16-GPU Job
+// yields to a 1-GPU Job once that one has waited yieldAfterSeconds — it
+// runs on a freed GPU, its reason having said when it would — while the
+// 16-GPU Job keeps the rest of its room.
+func TestHeldRoomYieldsToALongWait(t *testing.T) {
+	env.StartManager(t)
+	w, small := starvationWorld(t, 16, 1, func(cq *musterv1beta1.ClusterQueue) {
+		cq.Spec.Starvation.YieldAfterSeconds = ptr.To[int32](8)
+	})
+	big := w.job("big", "a", "16")
+	create(t, big)
+	time.Sleep(2 * time.Second)
+	patient := w.job("patient", "a", "1")
+	create(t, patient)
+	env.CompleteJob(t, small[0])
+	env.ExpectJobPending(t, patient, "or one that has waited 8s (starvation.yieldAfterSeconds)")
+	env.ExpectJobPending(t, big, "room held for it")
+	running(t, patient)
+	env.ExpectJobPending(t, big, "room held for it")
 }
 
 // TestBackfillUsesHeldRoomOnlyWithBoundedJobs: in a queue whose workloads
@@ -89,7 +113,7 @@ func TestStarvingJobGetsInWhileSmallJobsArrive(t *testing.T) {
 // malformed bound is refused at submission.
 func TestBackfillUsesHeldRoomOnlyWithBoundedJobs(t *testing.T) {
 	env.StartManager(t)
-	w, small := starvationWorld(t, 1, func(cq *musterv1beta1.ClusterQueue) {
+	w, small := starvationWorld(t, 4, 1, func(cq *musterv1beta1.ClusterQueue) {
 		cq.Spec.MaximumExecutionTimeSeconds = ptr.To[int32](600)
 	})
 	big := w.job("big", "a", "4")
