@@ -30,14 +30,14 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/dashboard"
+	"github.com/musterhq/muster/cmd/muster/servers/dashboard"
+	"github.com/musterhq/muster/cmd/muster/servers/visibility"
 	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
-	"github.com/musterhq/muster/controllers/visibility"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/webhooks"
 )
