@@ -243,8 +243,11 @@ func (s *Scheduler) admitDecided(ctx context.Context, d *core.Decision) {
 	wl := *d.Workload
 	wl.Admission = d.Admission
 	wl.AdmittedAt = s.clock.Now()
+	// Assumed before it leaves the queues: a controller event in between
+	// then sees it holding quota and does not queue it again.
+	err := s.state.Cache.Assume(&wl)
 	s.state.Queues.Delete(wl.Key)
-	if err := s.state.Cache.Assume(&wl); err != nil {
+	if err != nil {
 		log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", klog.KRef(wl.Namespace, wl.Name))
 		return
 	}
