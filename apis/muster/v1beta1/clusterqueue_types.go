@@ -283,6 +283,8 @@ const (
 	ClusterQueueActive = "Active"
 )
 
+// +genclient
+// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=cq

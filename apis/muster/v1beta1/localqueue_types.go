@@ -76,6 +76,7 @@ const (
 	LocalQueueActive = "Active"
 )
 
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=lq;queue

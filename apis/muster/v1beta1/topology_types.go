@@ -91,6 +91,8 @@ type TopologyStatus struct {
 	Domains []int32 `json:"domains,omitempty"`
 }
 
+// +genclient
+// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=topo

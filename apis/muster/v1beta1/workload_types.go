@@ -395,6 +395,7 @@ const (
 	ReasonCohortCycle = "CohortCycle"
 )
 
+// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wl
