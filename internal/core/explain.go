@@ -71,14 +71,14 @@ func neverPreempts(p Preemption) bool {
 // countCandidates counts the admitted workloads in the cohort tree that
 // hold what wl lacks (borrowing allowed), and those its policy may take.
 func countCandidates(s *Snapshot, q *QueueSnapshot, wl *Workload, need Usage) (holding, allowed int) {
-	short := shortfall(q, need, true)
-	for _, l := range q.node.root().leaves() {
+	short, tree := shortfall(q, need, true), q.node.root().leaves()
+	for _, l := range tree {
 		for _, w := range l.Workloads {
 			if !w.Evicting && overlaps(w, short) {
 				holding++
 			}
 		}
 	}
-	out, protected := candidates(s, q, wl, need, short, q.node.root().leaves(), true)
+	out, protected := candidates(s, q, wl, need, short, tree, true)
 	return holding, len(out) + len(protected)
 }

@@ -60,7 +60,29 @@ type reservation struct {
 // starving reports whether the workload has waited its queue's
 // StarvationAfter.
 func starving(s *Snapshot, q *QueueSnapshot, wl *Workload) bool {
-	return q.StarvationAfter > 0 && !s.now.IsZero() && !wl.Created.IsZero() && s.now.Sub(wl.Created) >= q.StarvationAfter
+	left, ok := untilWaited(s, wl, q.StarvationAfter)
+	return ok && left == 0
+}
+
+// untilWaited is how long until wl has waited d since its creation (0 once
+// it has); false when there is no d or the times are not known.
+func untilWaited(s *Snapshot, wl *Workload, d time.Duration) (time.Duration, bool) {
+	if d <= 0 || s.now.IsZero() || wl.Created.IsZero() {
+		return 0, false
+	}
+	return max(0, wl.Created.Add(d).Sub(s.now)), true
+}
+
+// parkUntilWaited has a parked decision tried again when wl will have
+// waited d (RetryAfter; the scheduler parks it with Queues.ParkUntil).
+func parkUntilWaited(s *Snapshot, wl *Workload, d time.Duration, dec Decision) Decision {
+	if !dec.Park {
+		return dec
+	}
+	if left, ok := untilWaited(s, wl, d); ok && left > 0 {
+		dec.RetryAfter = left
+	}
+	return dec
 }
 
 // runtimeBound is the longest a workload runs once admitted: its own
@@ -77,11 +99,7 @@ func runtimeBound(q *QueueSnapshot, wl *Workload) time.Duration {
 // release may not come before, and later arrivals would take the room it
 // is owed from then.
 func parkUntilStarving(s *Snapshot, q *QueueSnapshot, wl *Workload, d Decision) Decision {
-	if !d.Park || q.StarvationAfter <= 0 || s.now.IsZero() || wl.Created.IsZero() || starving(s, q, wl) {
-		return d
-	}
-	d.RetryAfter = wl.Created.Add(q.StarvationAfter).Sub(s.now)
-	return d
+	return parkUntilWaited(s, wl, q.StarvationAfter, d)
 }
 
 // reserveIfStarving holds room for wl if it is starving and its queue
@@ -202,7 +220,8 @@ func (r *reservation) backfills(s *Snapshot, q *QueueSnapshot, wl *Workload) boo
 // yields reports whether wl has waited long enough that room held for
 // another yields to it: what the guard may cost the workloads behind it.
 func yields(s *Snapshot, q *QueueSnapshot, wl *Workload) bool {
-	return q.StarvationYieldAfter > 0 && !s.now.IsZero() && !wl.Created.IsZero() && s.now.Sub(wl.Created) >= q.StarvationYieldAfter
+	left, ok := untilWaited(s, wl, q.StarvationYieldAfter)
+	return ok && left == 0
 }
 
 // completionEstimate is when the room held for the reservation will be
@@ -293,11 +312,5 @@ func (c *cycle) decideBehind(s *Snapshot, q *QueueSnapshot, wl *Workload, r *res
 // untilYield has a workload parked behind held room tried again when the
 // room yields to it: nothing else may wake it then.
 func untilYield(s *Snapshot, q *QueueSnapshot, wl *Workload, d Decision) Decision {
-	if !d.Park || q.StarvationYieldAfter <= 0 || s.now.IsZero() || wl.Created.IsZero() {
-		return d
-	}
-	if left := wl.Created.Add(q.StarvationYieldAfter).Sub(s.now); left > 0 {
-		d.RetryAfter = left
-	}
-	return d
+	return parkUntilWaited(s, wl, q.StarvationYieldAfter, d)
 }
