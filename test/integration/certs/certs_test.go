@@ -80,12 +80,27 @@ func TestInternalCertManagement(t *testing.T) {
 			"versionPriority": int64(100), "service": map[string]any{"name": "muster-webhook-service", "namespace": ns, "port": int64(8082)}},
 	}}
 	env.CreateAll(t, apiService)
-	g.Eventually(func(g Gomega) {
-		got := apiService.DeepCopy()
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(apiService), got)).To(Succeed())
-		ca, _, _ := unstructured.NestedString(got.Object, "spec", "caBundle")
-		g.Expect(ca).To(Equal(base64.StdEncoding.EncodeToString(secret.Data["ca.crt"])))
-	}, 2*framework.Timeout, framework.Interval).Should(Succeed(), "CA injected into the visibility APIService")
+	wantCA := base64.StdEncoding.EncodeToString(secret.Data["ca.crt"])
+	g.Eventually(func(g Gomega) string {
+		return caBundle(g, apiService)
+	}, framework.Timeout, framework.Interval).Should(Equal(wantCA), "CA injected into the visibility APIService")
+
+	// Re-applying the manifest (which has no caBundle) empties it: the
+	// change itself brings the CA back, without waiting for a resync.
+	got := apiService.DeepCopy()
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(apiService), got)).To(Succeed())
+	unstructured.RemoveNestedField(got.Object, "spec", "caBundle")
+	g.Expect(env.Client.Update(ctx, got)).To(Succeed())
+	g.Eventually(func(g Gomega) string {
+		return caBundle(g, apiService)
+	}, framework.Timeout, framework.Interval).Should(Equal(wantCA), "CA injected again after the APIService was re-applied")
+}
+
+func caBundle(g Gomega, apiService *unstructured.Unstructured) string {
+	got := apiService.DeepCopy()
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(apiService), got)).To(Succeed())
+	ca, _, _ := unstructured.NestedString(got.Object, "spec", "caBundle")
+	return ca
 }
 
 func mutatingHooks(g Gomega) [][]byte {
