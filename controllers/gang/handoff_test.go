@@ -1,6 +1,7 @@
 package gang
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	volcanov1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -146,4 +148,24 @@ func admittedWorkload(name string, uid types.UID, count int32) *musterv1beta1.Wo
 	return &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: uid},
 		Status: musterv1beta1.WorkloadStatus{Admission: &musterv1beta1.Admission{ClusterQueue: "cq",
 			PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "main", Count: ptr.To(count)}}}}}
+}
+
+// A start retried after it created its pod group finds the group already
+// as it wants it and writes nothing: replacing the spec would drop what the
+// API server defaulted, some of it immutable (a scheduling.k8s.io
+// PodGroup's spec.priority), and fail every retry.
+func TestStartAgainLeavesItsUnchangedPodGroupAlone(t *testing.T) {
+	g := NewWithT(t)
+	s := schemeWith(t, AddToScheme, batchAddToScheme)
+	cq := gangQueue(musterv1beta1.GangVolcano)
+	wl := admittedWorkload("job-train-1", "this", 4)
+	job := jobpkg.Kind.Adapt(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "ns"}})
+	infos := []jobframework.PodSetInfo{{Name: "main", Count: 4}}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(cq).WithInterceptorFuncs(interceptor.Funcs{
+		Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error {
+			return errors.New("spec.priority: Invalid value: null: field is immutable")
+		},
+	}).Build()
+	g.Expect(New(c, Config{}).Start(t.Context(), job, "batch/job", wl, infos)).To(Succeed(), "created")
+	g.Expect(New(c, Config{}).Start(t.Context(), job, "batch/job", wl, infos)).To(Succeed(), "found as wanted, not updated")
 }

@@ -33,9 +33,15 @@ func ownedBy(obj client.Object, wl *musterv1beta1.Workload) bool {
 }
 
 // updateCounts brings a pod group left by an earlier admission of the
-// same workload to this one: its spec replaced (only counts can differ;
-// the immutable fields are the same), its metadata kept.
+// same workload to this one: its spec replaced (only counts can differ),
+// its metadata kept. A group that already says what this admission wants
+// (a start retried after creating it) is left alone: replacing its spec
+// would drop the fields the API server defaulted, some immutable
+// (scheduling.k8s.io PodGroup's spec.priority), and fail every retry.
 func (h *HandOff) updateCounts(ctx context.Context, old, want client.Object) error {
+	if sameSpec(old, want) {
+		return nil
+	}
 	keepConstraints(old, want)
 	want.SetResourceVersion(old.GetResourceVersion())
 	want.SetFinalizers(old.GetFinalizers())
