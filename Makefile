@@ -52,7 +52,7 @@ chart: ## Regenerate the parts of charts/muster that mirror config/ (CRDs, RBAC,
 
 .PHONY: sim
 sim: ## Replay the fairness simulation's traces (test/sim/traces) on the core and regenerate its plots and numbers in docs/images.
-	go run ./cmd/muster-sim -out docs/images
+	cd test/tools && go run ./cmd/muster-sim -out $(CURDIR)/docs/images -traces $(CURDIR)/test/sim/traces
 
 .PHONY: fmt
 fmt: $(GOLANGCI_LINT) ## Format the code: gofmt, and goimports with the module as local prefix.
@@ -83,8 +83,9 @@ test-unit: ## Run unit tests (no API server), the fairness simulator's among the
 	go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v /test/) ./test/sim/...
 
 .PHONY: test-integration
-test-integration: envtest-assets bench-bins ## Run integration tests against a real kube-apiserver and etcd (and the benchmark harness's smoke run).
+test-integration: envtest-assets bench-bins ## Run integration tests against a real kube-apiserver and etcd (and the benchmark harness's smoke run, and the dashboard's browser test in the test/tools module).
 	go test $(GO_TEST_FLAGS) -p $(GO_TEST_PARALLEL) ./test/integration/... ./test/bench/...
+	cd test/tools && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: soak
 soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager restarts every SOAK_RESTART_EVERY, conflicts.

@@ -86,6 +86,9 @@ say() { printf '>> %s\n' "$*" >&2; }
 start() {
   local name=$1; shift
   if is_running "$name"; then return 0; fi
+  # Each process's log starts empty (muster_leads reads it); the previous
+  # one's is kept beside it, so a failure before a restart can be read.
+  if [[ -s $run/logs/$name.log ]]; then mv -f "$run/logs/$name.log" "$run/logs/$name.log.$(date +%s%N)"; fi
   (
     for fd in /proc/$BASHPID/fd/*; do
       fd=${fd##*/}

@@ -9,6 +9,7 @@ package jobframework
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,8 +139,8 @@ func (i *PodSetInfo) Merge(t *corev1.PodTemplateSpec) error {
 // the topology marks, reporting whether anything changed.
 func (i *PodSetInfo) Restore(t *corev1.PodTemplateSpec) bool {
 	spec := &t.Spec
-	changed := !equalStringMap(spec.NodeSelector, i.NodeSelector) || !equalTolerations(spec.Tolerations, i.Tolerations)
-	spec.NodeSelector = cloneMap(i.NodeSelector)
+	changed := !maps.Equal(spec.NodeSelector, i.NodeSelector) || !equalTolerations(spec.Tolerations, i.Tolerations)
+	spec.NodeSelector = maps.Clone(i.NodeSelector)
 	spec.Tolerations = append([]corev1.Toleration(nil), i.Tolerations...)
 	changed = unmarkGang(t) || changed
 	return unmarkTopology(t) || changed
@@ -198,18 +199,6 @@ func containsToleration(ts []corev1.Toleration, t corev1.Toleration) bool {
 	return false
 }
 
-func equalStringMap(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || v != w {
-			return false
-		}
-	}
-	return true
-}
-
 func equalTolerations(a, b []corev1.Toleration) bool {
 	if len(a) != len(b) {
 		return false
@@ -220,15 +209,4 @@ func equalTolerations(a, b []corev1.Toleration) bool {
 		}
 	}
 	return true
-}
-
-func cloneMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -2,11 +2,13 @@ package jobframework
 
 import (
 	"context"
+	"maps"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -129,7 +131,7 @@ func samePodSets(a, b []musterv1beta1.PodSet) bool {
 	}
 	for i := range a {
 		sa, sb := &a[i].Template.Spec, &b[i].Template.Spec
-		if !equalStringMap(sa.NodeSelector, sb.NodeSelector) || !equality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) ||
+		if !maps.Equal(sa.NodeSelector, sb.NodeSelector) || !equality.Semantic.DeepEqual(sa.Tolerations, sb.Tolerations) ||
 			!equality.Semantic.DeepEqual(a[i].TopologyRequest, b[i].TopologyRequest) {
 			return false
 		}
@@ -144,7 +146,7 @@ func sameRequests(a, b []musterv1beta1.PodSet) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Count != b[i].Count || !equalInt32(a[i].MinCount, b[i].MinCount) ||
+		if a[i].Name != b[i].Name || a[i].Count != b[i].Count || !ptr.Equal(a[i].MinCount, b[i].MinCount) ||
 			!equality.Semantic.DeepEqual(resourcesOf(&a[i].Template.Spec), resourcesOf(&b[i].Template.Spec)) {
 			return false
 		}
@@ -161,8 +163,4 @@ func resourcesOf(spec *corev1.PodSpec) []corev1.ResourceList {
 		out = append(out, c.Resources.Requests)
 	}
 	return out
-}
-
-func equalInt32(a, b *int32) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }

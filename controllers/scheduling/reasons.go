@@ -80,7 +80,7 @@ type reasonWriter struct {
 	queued  map[string]bool
 }
 
-func newReasonWriter(c client.Client, recorder events.EventRecorder, clk clock.PassiveClock, clientQPS float32) *reasonWriter {
+func newReasonWriter(c client.Client, recorder events.EventRecorder, clk clock.WithTicker, clientQPS float32) *reasonWriter {
 	qps := max(clientQPS/reasonShare, busyRate)
 	clientQPS = max(clientQPS, floorRate)
 	return &reasonWriter{
@@ -90,7 +90,8 @@ func newReasonWriter(c client.Client, recorder events.EventRecorder, clk clock.P
 		budget: rate.NewLimiter(rate.Limit(clientQPS), int(min(clientQPS, 1000))),
 		floor:  flowcontrol.NewTokenBucketRateLimiter(floorRate, 1),
 		poll:   time.Duration(float64(time.Second) / float64(min(clientQPS, 1000))),
-		queue:  workqueue.NewTypedDelayingQueue[string](),
+		// The grace period runs on the writer's clock, so tests step it.
+		queue:  workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{Clock: clk}),
 		latest: map[string]core.Pending{}, written: map[string]writtenReason{}, queued: map[string]bool{},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -43,19 +44,20 @@ func TestReasonWriter(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 			},
 		}).Build()
-	r := newReasonWriter(c, nil, clock.RealClock{}, 50)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go r.run(ctx, 1)
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := newReasonWriter(c, nil, clk, 50)
+	ctx := context.Background()
 
 	for range 100 {
 		r.set("ns/waiting", gpusShort("a100", 4, 2))
 		r.set("ns/admitted", gpusShort("a100", 4, 2))
 	}
 	r.forget("ns/admitted") // admitted within the grace period
-	time.Sleep(reasonGrace + 500*time.Millisecond)
+	writeDue(t, ctx, r, clk, 2)
 	r.set("ns/waiting", gpusShort("a100", 4, 2))
-	time.Sleep(reasonGrace + 500*time.Millisecond)
+	if n := r.queue.Len(); n != 0 {
+		t.Fatalf("the same reason again queued %d writes", n)
+	}
 
 	var got musterv1beta1.Workload
 	if err := c.Get(ctx, client.ObjectKeyFromObject(waiting), &got); err != nil {
@@ -86,19 +88,38 @@ func TestReasonRetriedAfterAConflict(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 			},
 		}).Build()
-	r := newReasonWriter(c, nil, clock.RealClock{}, 50)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go r.run(ctx, 1)
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := newReasonWriter(c, nil, clk, 50)
+	ctx := context.Background()
 	why := gpusShort("a100", 4, 2)
 	r.set("ns/w", why)
-	time.Sleep(2*reasonGrace + 500*time.Millisecond)
+	writeDue(t, ctx, r, clk, 1) // conflicts: queued again
+	writeDue(t, ctx, r, clk, 1)
 	var got musterv1beta1.Workload
 	if err := c.Get(ctx, client.ObjectKeyFromObject(wl), &got); err != nil {
 		t.Fatal(err)
 	}
 	if cond := meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond == nil || cond.Message != why.Message() {
 		t.Fatalf("pending reason = %+v after a conflicting first write", cond)
+	}
+}
+
+// writeDue steps the clock past the grace period and writes, on this
+// goroutine as the writer's worker would, the n reasons that come due: no
+// sleeping, and a test knows every write it expects has been tried.
+func writeDue(t *testing.T, ctx context.Context, r *reasonWriter, clk *clocktesting.FakeClock, n int) {
+	t.Helper()
+	clk.Step(reasonGrace + time.Millisecond)
+	for range n {
+		got := make(chan string, 1)
+		go func() { key, _ := r.queue.Get(); got <- key }()
+		select {
+		case key := <-got:
+			r.write(ctx, key)
+			r.queue.Done(key)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("a reason did not come due after the grace period")
+		}
 	}
 }
 
@@ -122,10 +143,9 @@ func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
 				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
 			},
 		}).Build()
-	r := newReasonWriter(c, nil, clock.RealClock{}, 50)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go r.run(ctx, 1)
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := newReasonWriter(c, nil, clk, 50)
+	ctx := context.Background()
 	message := func() string {
 		var got musterv1beta1.Workload
 		if err := c.Get(ctx, client.ObjectKeyFromObject(wl), &got); err != nil {
@@ -133,7 +153,7 @@ func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
 		}
 		return meta.FindStatusCondition(got.Status.Conditions, musterv1beta1.WorkloadQuotaReserved).Message
 	}
-	settle := func() { time.Sleep(reasonGrace + 500*time.Millisecond) }
+	settle := func() { writeDue(t, ctx, r, clk, 1) }
 
 	first := gpusShort("a100", 4, 2)
 	r.set("ns/w", first)
@@ -155,7 +175,7 @@ func TestReasonWriterSkipsOtherAmounts(t *testing.T) {
 // scheduler leaves: with its budget drained by admissions (and the floor's
 // token used), a reason waits; once the budget refills it goes.
 func TestReasonsTakeWhatAdmissionsLeave(t *testing.T) {
-	r := newReasonWriter(nil, nil, clock.RealClock{}, 10)
+	r := newReasonWriter(nil, nil, clock.RealClock{}, 10) // the budget is time's, not the grace period's
 	for range 10 {
 		r.schedulerWrote()
 	}

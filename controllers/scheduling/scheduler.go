@@ -44,7 +44,7 @@ type Scheduler struct {
 	wake *waker
 }
 
-func newScheduler(c client.Client, reader client.Reader, state *State, recorder events.EventRecorder, clk clock.Clock, clientQPS float32) *Scheduler {
+func newScheduler(c client.Client, reader client.Reader, state *State, recorder events.EventRecorder, clk clock.WithTicker, clientQPS float32) *Scheduler {
 	s := &Scheduler{
 		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
 		reasons: newReasonWriter(c, recorder, clk, clientQPS),
@@ -204,50 +204,54 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	if admitted == budget {
 		defer s.writes.stoppedAtBudget()
 	}
-	for _, d := range decisions {
-		switch {
-		case d.NeedsPreemption:
-			s.state.Queues.NeedsPreemption(d.Workload.Key, now)
-			s.wake.after(ctx, d.RetryAfter)
-		case d.Admission == nil && len(d.Victims) == 0 && !d.Workload.NeedsPreemptionSince.IsZero():
-			s.state.Queues.NoLongerNeedsPreemption(d.Workload.Key)
-		}
-		if d.RetryAfter > 0 && !d.NeedsPreemption {
-			// A victim's minimum runtime ends, or a parked workload
-			// starts starving, then: try again.
-			s.wake.after(ctx, d.RetryAfter)
-		}
-		if d.Evict != core.NoEviction {
-			s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
-			continue
-		}
-		if d.Admission != nil && d.Workload.Admission != nil {
-			s.replaceNodes(ctx, d)
-			continue
-		}
-		if failed := s.preempt(ctx, d); len(failed) > 0 {
+	for i := range decisions {
+		s.apply(ctx, &decisions[i], seq, now)
+	}
+}
+
+// apply carries out one decision of the cycle that Heads numbered seq,
+// then has the core settle it (Tracker.Settle) and wakes the loop when it
+// asks to.
+func (s *Scheduler) apply(ctx context.Context, d *core.Decision, seq uint64, now time.Time) {
+	switch d.Kind() {
+	case core.Evict:
+		s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
+	case core.Repair:
+		s.replaceNodes(ctx, *d)
+	case core.Admit:
+		s.admitDecided(ctx, d)
+	case core.Preempt:
+		if failed := s.preempt(ctx, *d); len(failed) > 0 {
 			// Not parked: the victims that are not evicting release nothing
 			// that would wake it, so it tries again shortly.
 			d.Park = false
 			d.Pending = core.Pending{Kind: core.EvictionRetry, Workloads: failed}
 			s.wake.after(ctx, preemptionRetry)
 		}
-		if d.Admission == nil {
-			s.keepPending(d, seq)
-			continue
-		}
-		s.reasons.forget(d.Workload.Key)
-		wl := *d.Workload
-		wl.Admission = d.Admission
-		wl.AdmittedAt = s.clock.Now()
-		if err := s.state.Cache.Assume(&wl); err != nil {
-			log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", klog.KRef(wl.Namespace, wl.Name))
-			s.state.Queues.Delete(wl.Key)
-			continue
-		}
-		s.state.Queues.Delete(wl.Key)
-		s.writes.submit(func() { s.admit(ctx, &wl) })
+		s.reasons.set(d.Workload.Key, d.Pending)
+	case core.Wait:
+		s.reasons.set(d.Workload.Key, d.Pending)
 	}
+	if again := s.state.Settle(d, seq, now); again > 0 {
+		s.wake.after(ctx, again)
+	}
+}
+
+// admitDecided assumes an admission in the cache and queues its write.
+func (s *Scheduler) admitDecided(ctx context.Context, d *core.Decision) {
+	s.reasons.forget(d.Workload.Key)
+	wl := *d.Workload
+	wl.Admission = d.Admission
+	wl.AdmittedAt = s.clock.Now()
+	// Assumed before it leaves the queues: a controller event in between
+	// then sees it holding quota and does not queue it again.
+	err := s.state.Cache.Assume(&wl)
+	s.state.Queues.Delete(wl.Key)
+	if err != nil {
+		log.FromContext(ctx).V(2).Info("Skipped workload already holding quota", "workload", klog.KRef(wl.Namespace, wl.Name))
+		return
+	}
+	s.writes.submit(func() { s.admit(ctx, &wl) })
 }
 
 // metricsWorkload is what the metrics label a workload with.
@@ -352,18 +356,6 @@ func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload,
 	}
 	logger.Info("Evicted workload")
 	return true
-}
-
-// keepPending parks or keeps a workload that was not admitted and hands
-// its reason to the reason writer.
-func (s *Scheduler) keepPending(d core.Decision, seq uint64) {
-	switch {
-	case d.Park && d.RetryAfter > 0:
-		s.state.Queues.ParkUntil(d.Workload, seq, s.clock.Now().Add(d.RetryAfter))
-	case d.Park:
-		s.state.Queues.Park(d.Workload, seq)
-	}
-	s.reasons.set(d.Workload.Key, d.Pending)
 }
 
 // admit writes an assumed admission to the Workload's status in one write:

@@ -27,7 +27,7 @@ type Options struct {
 	// NodeFailureGrace is how long a node must stay NotReady before the
 	// placements on it are repaired.
 	NodeFailureGrace time.Duration
-	Clock            clock.Clock
+	Clock            clock.WithTicker
 	// DefaultGang is the gang scheduler of ClusterQueues that name none.
 	DefaultGang musterv1beta1.GangSchedulerProvider
 	// UsageDecay, when set, orders fair sharing by usage decayed over time,

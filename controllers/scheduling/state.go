@@ -82,9 +82,9 @@ func NewState() *State {
 // applyFlavor applies a ResourceFlavor and returns the ClusterQueues using
 // it when it is new or changed, none otherwise. Its controller runs for
 // every admission that finishes (for its in-use finalizer): unparking and
-// refreshing every queue on the flavor each time re-decided every backlog
-// and, with 1,000 ClusterQueues on one flavor, snapshot 1,000 cohort trees
-// a second (45% of the manager's CPU on Kueue's large-scale mix).
+// refreshing every queue on the flavor each time would re-decide every
+// backlog and snapshot every cohort tree on the flavor, once per finished
+// workload.
 func (s *State) applyFlavor(rf *musterv1beta1.ResourceFlavor) []string {
 	if !s.Cache.UpsertFlavor(toFlavor(rf)) {
 		return nil

@@ -14,10 +14,11 @@ import (
 // queueStatusRate writes a second, queueStatusBurst at once. A cluster with
 // a few queues sees every change within statusCoalesceDelay as before; one
 // with a thousand busy queues gets each refreshed about every
-// 1000/queueStatusRate seconds instead of a thousand writes a second
-// (measured on Kueue's large-scale mix: ~45 writes/s per kind at QPS 50,
-// nearly one per admitted workload, for counts nobody reads that often).
-// A change of a queue's conditions is written at once, whatever the budget.
+// 1000/queueStatusRate seconds instead of a thousand writes a second —
+// nearly one per admitted workload, for counts nobody reads that often,
+// taken from the client's rate limit the admissions need (the figures are
+// in docs/performance.md). A change of a queue's conditions is written at
+// once, whatever the budget.
 const (
 	queueStatusRate  = 10
 	queueStatusBurst = 20
@@ -66,10 +67,10 @@ func (b *statusBudget) turn(key string, urgent bool) time.Duration {
 // queue's status is looked at again, with n queues of its kind: 1 s for a
 // few, n/queueStatusRate seconds for many, so that the reconciles match
 // what the budget lets be written. Computing a ClusterQueue's status takes
-// a snapshot of its cohort tree: on the large-scale mix (1,000 queues in
-// cohorts of 100) reconciling each every second, mostly to find its turn
-// not come yet, was 45% of the manager's CPU. Changes of the queues
-// themselves, their flavors or topologies are not delayed.
+// a snapshot of its cohort tree, so reconciling each of many queues every
+// second, mostly to find its turn not come yet, would cost more than the
+// scheduling itself. Changes of the queues themselves, their flavors or
+// topologies are not delayed.
 func queueStatusDelay(n int) time.Duration {
 	return max(statusCoalesceDelay, time.Duration(n)*time.Second/queueStatusRate)
 }

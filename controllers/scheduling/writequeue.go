@@ -35,11 +35,10 @@ const (
 // the next cycle runs). When the client's rate limit holds the writes back,
 // what is admitted next is thus decided when there is room to write it,
 // among the workloads pending then, in priority order — not queued behind
-// admissions decided a minute before they can be written (measured on
-// Kueue's large-scale mix at QPS 50 with no such bound: medium workloads
-// arriving behind 3,000 queued decisions waited for all of them, p99 2x
-// Kueue's). A cycle stopped at the bound runs again once half of what was
-// queued is written, so cycles stay few however fast the writes go.
+// admissions decided a minute before they can be written, which a
+// higher-priority workload arriving meanwhile would have to wait for. A
+// cycle stopped at the bound runs again once half of what was queued is
+// written, so cycles stay few however fast the writes go.
 const (
 	writeHorizon = time.Second
 	rateBuckets  = 10

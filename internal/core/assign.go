@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -65,7 +66,7 @@ func (n *NoFit) Message() string {
 	msg := fmt.Sprintf("couldn't assign flavors to pod set %s: %s", n.PodSet, strings.Join(parts, "; "))
 	if len(n.Totals) > 0 {
 		var totals []string
-		for _, res := range sortedKeys(n.Totals) {
+		for _, res := range slices.Sorted(maps.Keys(n.Totals)) {
 			totals = append(totals, Format(res, n.Totals[res])+" "+res)
 		}
 		msg += "; the whole workload needs " + strings.Join(totals, ", ")
@@ -154,7 +155,7 @@ func quotaNote(q *QueueSnapshot, flavor string, adm *Admission) string {
 	var parts []string
 	seen := map[string]bool{}
 	for _, ps := range adm.PodSets {
-		for _, res := range sortedKeys(ps.Flavors) {
+		for _, res := range slices.Sorted(maps.Keys(ps.Flavors)) {
 			if ps.Flavors[res] != flavor || seen[res] || res == podsResource {
 				continue
 			}

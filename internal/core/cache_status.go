@@ -39,8 +39,7 @@ type LocalQueueUsage struct {
 //
 // It snapshots the queue's cohort tree only: a thousand ClusterQueues
 // refreshing their status once a second each would otherwise snapshot all
-// thousand a thousand times a second (29% of the manager's CPU on the
-// large-scale mix).
+// thousand a thousand times a second.
 func (c *Cache) ClusterQueueStatus(name string) QueueStatus {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

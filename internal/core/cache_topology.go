@@ -1,6 +1,7 @@
 package core
 
 import (
+	"maps"
 	"slices"
 	"sync"
 
@@ -482,7 +483,7 @@ var notReadyTaints = map[string]bool{"node.kubernetes.io/not-ready": true, "node
 
 // firstTopologyFlavor is the flavor of the pod set that has a topology.
 func firstTopologyFlavor(psa PodSetAssignment, flavors map[string]*Flavor) string {
-	for _, res := range sortedKeys(psa.Flavors) {
+	for _, res := range slices.Sorted(maps.Keys(psa.Flavors)) {
 		if f := flavors[psa.Flavors[res]]; f != nil && f.Topology != "" {
 			return f.Name
 		}

@@ -1,5 +1,10 @@
 package core
 
+import (
+	"maps"
+	"slices"
+)
+
 // Conformance: fair sharing — DRF admission order, weights (including 0),
 // hierarchical tournaments, and fair-sharing preemption.
 
@@ -91,7 +96,7 @@ func fairABC() []*ClusterQueue {
 // are admitted more recently.
 func fairRunning(perQueue map[string]int) []*Workload {
 	var out []*Workload
-	for _, q := range sortedKeys(perQueue) {
+	for _, q := range slices.Sorted(maps.Keys(perQueue)) {
 		out = append(out, runningAll(cpuJobs(q, perQueue[q], 10*len(out)), q, "default")...)
 	}
 	return out

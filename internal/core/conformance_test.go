@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -123,7 +124,7 @@ func compareAdmitted(want []string, got map[string]string, messages map[string]s
 			problems = append(problems, fmt.Sprintf("%s admitted in flavor %s, want %s", name, f, flavor))
 		}
 	}
-	gotNames := sortedKeys(got)
+	gotNames := slices.Sorted(maps.Keys(got))
 	slices.Sort(wantNames)
 	if !slices.Equal(gotNames, wantNames) {
 		var why []string
@@ -164,7 +165,7 @@ func admissionFlavor(a *Admission) string {
 			set[f] = true
 		}
 	}
-	return strings.Join(sortedKeys(set), "+")
+	return strings.Join(slices.Sorted(maps.Keys(set)), "+")
 }
 
 func conformanceCache(tc conformanceCase) *Cache {
@@ -202,7 +203,7 @@ func conformanceFlavors(tc conformanceCase) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // Builders. Quantities are whole units; resources are "cpu", "memory" and
@@ -218,7 +219,7 @@ func cq(name, cohort string, flavors ...FlavorQuotas) *ClusterQueue {
 		}
 	}
 	return &ClusterQueue{Name: name, Cohort: cohort, NamespaceSelector: everything{}, Weight: 1000,
-		ResourceGroups: []ResourceGroup{{Resources: sortedKeys(set), Flavors: flavors}}}
+		ResourceGroups: []ResourceGroup{{Resources: slices.Sorted(maps.Keys(set)), Flavors: flavors}}}
 }
 
 // cohort is a Cohort object with a parent ("" for a root) and quota of its

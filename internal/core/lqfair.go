@@ -265,18 +265,11 @@ func (c *Cache) InAdmissionOrder(clusterQueue string, o PendingOrder) PendingOrd
 		c.mu.RUnlock()
 		return o
 	}
-	byLQ := map[string][]*Workload{}
-	var lqs []string
+	scores, weights := map[string]float64{}, map[string]int64{}
 	for _, wl := range o.Workloads {
-		k := localQueueKey(wl)
-		if _, seen := byLQ[k]; !seen {
-			lqs = append(lqs, k)
+		if k := localQueueKey(wl); !hasKey(scores, k) {
+			scores[k], weights[k] = c.lqScoreLocked(k), c.localQueueWeight(k)
 		}
-		byLQ[k] = append(byLQ[k], wl)
-	}
-	scores, weights := make(map[string]float64, len(lqs)), make(map[string]int64, len(lqs))
-	for _, k := range lqs {
-		scores[k], weights[k] = c.lqScoreLocked(k), c.localQueueWeight(k)
 	}
 	cfg, scale := DecayConfig{}, 1.0
 	if c.decay != nil {
@@ -284,21 +277,13 @@ func (c *Cache) InAdmissionOrder(clusterQueue string, o PendingOrder) PendingOrd
 	}
 	c.mu.RUnlock()
 
+	turns := newLQTurns(o.Workloads, func(k string) float64 { return scores[k] })
 	out := make([]*Workload, 0, len(o.Workloads))
-	for len(out) < len(o.Workloads) {
-		best := ""
-		for _, k := range lqs {
-			if len(byLQ[k]) == 0 {
-				continue
-			}
-			if best == "" || scores[k] < scores[best] || (scores[k] == scores[best] && before(byLQ[k][0], byLQ[best][0])) {
-				best = k
-			}
-		}
-		wl := byLQ[best][0]
-		byLQ[best] = byLQ[best][1:]
+	for k := turns.next(); k != ""; k = turns.next() {
+		wl := turns.byLQ[k][0]
+		turns.pop(k)
 		out = append(out, wl)
-		scores[best] += weightedScore(requestedAmounts(wl, scale), weights[best], cfg)
+		scores[k] += weightedScore(requestedAmounts(wl, scale), weights[k], cfg)
 	}
 	return PendingOrder{Workloads: out, inLocalQueue: localQueuePositions(out)}
 }
@@ -313,4 +298,9 @@ func requestedAmounts(wl *Workload, scale float64) map[FlavorResource]float64 {
 		}
 	}
 	return out
+}
+
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
 }

@@ -192,3 +192,30 @@ func TestAdmissionFairSharingWeightZeroComesLast(t *testing.T) {
 		t.Errorf("admitted %v, want [a1]: weight 0 goes last", got)
 	}
 }
+
+// TestShownOrderIsTheCyclesOrder (property): in a queue with admission
+// fair sharing and room for everything, one cycle admits in exactly the
+// order the visibility API and the dashboard show (InAdmissionOrder):
+// both take the LocalQueues' turns through one lqTurns.
+func TestShownOrderIsTheCyclesOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := range 200 {
+		cq := gpuQueue("cq", gpus("a100", 1000))
+		cq.AdmissionFairSharing = true
+		c := cacheWith([]*ClusterQueue{cq}, "a100")
+		for j := range r.IntN(4) {
+			c.AddOrUpdateWorkload(admitted(lqWl(fmt.Sprintf("held%d", j), string(rune('a'+r.IntN(3))), 0, int64(1+r.IntN(8))), "cq", "a100"))
+		}
+		var pending []*Workload
+		for j := range 2 + r.IntN(10) {
+			pending = append(pending, lqWl(fmt.Sprintf("w%d", j), string(rune('a'+r.IntN(3))), r.IntN(100), int64(1+r.IntN(4))))
+		}
+		var shown []string
+		for _, p := range c.InAdmissionOrder("cq", NewPendingOrder(pending)).Page(0, 100, nil) {
+			shown = append(shown, p.Workload.Name)
+		}
+		if got := admittedNames(c, pending...); !slices.Equal(got, shown) {
+			t.Fatalf("case %d: the cycle admits %v, the order shown is %v", i, got, shown)
+		}
+	}
+}

@@ -2,7 +2,8 @@ package core
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -382,27 +383,18 @@ func (w *Workload) shapeKey() string {
 	var b strings.Builder
 	for _, ps := range w.PodSets {
 		fmt.Fprintf(&b, "%d/%d|", ps.Count, ps.MinCount)
-		for _, k := range sortedKeys(ps.Requests) {
+		for _, k := range slices.Sorted(maps.Keys(ps.Requests)) {
 			fmt.Fprintf(&b, "%s=%d,", k, ps.Requests[k])
 		}
 		b.WriteByte('|')
-		for _, k := range sortedKeys(ps.NodeSelector) {
+		for _, k := range slices.Sorted(maps.Keys(ps.NodeSelector)) {
 			fmt.Fprintf(&b, "%s=%s,", k, ps.NodeSelector[k])
 		}
 		fmt.Fprintf(&b, "|%v|%s;", ps.Tolerations, placementKey(&ps))
 	}
-	for _, k := range sortedKeys(w.NamespaceLabels) {
+	for _, k := range slices.Sorted(maps.Keys(w.NamespaceLabels)) {
 		fmt.Fprintf(&b, "%s=%s,", k, w.NamespaceLabels[k])
 	}
 	w.shape = b.String()
 	return w.shape
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

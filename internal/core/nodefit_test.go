@@ -1,6 +1,8 @@
 package core
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -103,7 +105,7 @@ func TestNodeFitNoNodesAdmitsNothing(t *testing.T) {
 func placedWorkload(name string, nodes map[string]int32) *Workload {
 	var total int32
 	a := &topology.Assignment{PodSet: "main", Levels: []string{hostLabel}, Request: topology.Resources{gpu: 4}}
-	for _, n := range sortedKeys(nodes) {
+	for _, n := range slices.Sorted(maps.Keys(nodes)) {
 		a.Nodes = append(a.Nodes, topology.NodeCount{Name: n, Count: nodes[n]})
 		total += nodes[n]
 	}

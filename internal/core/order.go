@@ -7,85 +7,103 @@ import (
 
 // order is the sequence in which a cycle tries one ClusterQueue's pending
 // workloads: highest priority and oldest first, or, under admission fair
-// sharing (AdmissionFairSharing), first from the LocalQueue that has used
-// the least — and since every admission of the cycle adds to its
-// LocalQueue's usage, the next one is chosen again after each.
+// sharing (AdmissionFairSharing), in its LocalQueues' turns — and since
+// every admission of the cycle adds to its LocalQueue's usage, the next
+// turn is chosen again after each.
 type order struct {
-	s    *Snapshot
-	fair bool
-	// flat is the queue's workloads in priority order (fair false).
+	// flat is the queue's workloads in priority order (no fair sharing).
 	flat []*Workload
-	// byLQ holds each LocalQueue's workloads in priority order, and lqs
-	// their keys, sorted (fair true).
-	byLQ map[string][]*Workload
-	lqs  []string
+	// turns is the queue's LocalQueues taking turns (fair sharing).
+	turns *lqTurns
 }
 
 func newOrder(s *Snapshot, q *QueueSnapshot, wls []*Workload) *order {
-	o := &order{s: s, fair: q.AdmissionFairSharing}
-	if !o.fair {
-		o.flat = append([]*Workload(nil), wls...)
-		sort.Slice(o.flat, func(i, j int) bool { return before(o.flat[i], o.flat[j]) })
-		return o
+	if q.AdmissionFairSharing {
+		return &order{turns: newLQTurns(wls, s.lqScore)}
 	}
-	o.byLQ = map[string][]*Workload{}
-	for _, wl := range wls {
-		k := localQueueKey(wl)
-		if _, ok := o.byLQ[k]; !ok {
-			o.lqs = append(o.lqs, k)
-		}
-		o.byLQ[k] = append(o.byLQ[k], wl)
-	}
-	sort.Strings(o.lqs)
-	for _, k := range o.lqs {
-		l := o.byLQ[k]
-		sort.Slice(l, func(i, j int) bool { return before(l[i], l[j]) })
-	}
-	return o
+	flat := append([]*Workload(nil), wls...)
+	sort.Slice(flat, func(i, j int) bool { return before(flat[i], flat[j]) })
+	return &order{flat: flat}
 }
 
 // peek is the next workload to try, nil when none is left.
 func (o *order) peek() *Workload {
-	if !o.fair {
-		if len(o.flat) == 0 {
-			return nil
-		}
-		return o.flat[0]
+	if o.turns != nil {
+		return o.turns.peek()
 	}
-	if k := o.nextLQ(); k != "" {
-		return o.byLQ[k][0]
+	if len(o.flat) == 0 {
+		return nil
 	}
-	return nil
+	return o.flat[0]
 }
 
 // pop removes wl, which peek returned: by its LocalQueue, since deciding
-// it may have changed which LocalQueue peek would pick now.
+// it may have changed whose turn peek would find now.
 func (o *order) pop(wl *Workload) {
-	if !o.fair {
-		o.flat = o.flat[1:]
+	if o.turns != nil {
+		o.turns.pop(localQueueKey(wl))
 		return
 	}
-	k := localQueueKey(wl)
-	o.byLQ[k] = o.byLQ[k][1:]
+	o.flat = o.flat[1:]
 }
 
-// nextLQ is the LocalQueue with workloads left that has used the least
-// (ties: whose head comes first by priority and age), as Kueue's admission
-// fair sharing orders them.
-func (o *order) nextLQ() string {
+// lqTurns is one ClusterQueue's pending workloads by LocalQueue, each in
+// priority order, and whose turn it is: the LocalQueue with workloads left
+// whose score (weighted usage) is the lowest, ties going to the one whose
+// head comes first by priority and age — Kueue's admission fair sharing.
+// The scheduler's cycle and the order the visibility API and dashboard
+// show both take turns through it, with their own scores.
+type lqTurns struct {
+	byLQ  map[string][]*Workload
+	lqs   []string
+	score func(localQueue string) float64
+}
+
+func newLQTurns(wls []*Workload, score func(string) float64) *lqTurns {
+	t := &lqTurns{byLQ: map[string][]*Workload{}, score: score}
+	for _, wl := range wls {
+		k := localQueueKey(wl)
+		if _, ok := t.byLQ[k]; !ok {
+			t.lqs = append(t.lqs, k)
+		}
+		t.byLQ[k] = append(t.byLQ[k], wl)
+	}
+	sort.Strings(t.lqs)
+	for _, k := range t.lqs {
+		l := t.byLQ[k]
+		sort.Slice(l, func(i, j int) bool { return before(l[i], l[j]) })
+	}
+	return t
+}
+
+// next is the LocalQueue whose turn it is, "" when none has workloads.
+func (t *lqTurns) next() string {
 	best := ""
 	var bestScore float64
-	for _, k := range o.lqs {
-		l := o.byLQ[k]
+	for _, k := range t.lqs {
+		l := t.byLQ[k]
 		if len(l) == 0 {
 			continue
 		}
-		score := o.s.lqScore(k)
-		if best == "" || score < bestScore || (score == bestScore && before(l[0], o.byLQ[best][0])) {
+		score := t.score(k)
+		if best == "" || score < bestScore || (score == bestScore && before(l[0], t.byLQ[best][0])) {
 			best, bestScore = k, score
 		}
 	}
 	return best
+}
+
+// peek is the head of the LocalQueue whose turn it is.
+func (t *lqTurns) peek() *Workload {
+	if k := t.next(); k != "" {
+		return t.byLQ[k][0]
+	}
+	return nil
+}
+
+// pop removes the head of a LocalQueue.
+func (t *lqTurns) pop(localQueue string) {
+	t.byLQ[localQueue] = t.byLQ[localQueue][1:]
 }
 
 // orders builds the order of every queue with pending workloads.

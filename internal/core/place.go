@@ -3,6 +3,8 @@ package core
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -133,7 +135,7 @@ func noTopologyFlavor(psa *PodSetAssignment, ps *PodSet) *placeFailure {
 	for _, f := range psa.Flavors {
 		names[f] = true
 	}
-	flavors := sortedKeys(names)
+	flavors := slices.Sorted(maps.Keys(names))
 	return &placeFailure{flavor: flavors[0], reason: Reason{Text: fmt.Sprintf(
 		"flavor %s has no topology, pod set %s asks for one", strings.Join(flavors, ", "), ps.Name)}}
 }
@@ -171,7 +173,7 @@ func (s *Snapshot) nodeMask(ps *PodSet, f *Flavor) *topology.NodeMask {
 // placementClass identifies what decides a pod set's nodes.
 func placementClass(ps *PodSet) string {
 	var b strings.Builder
-	for _, k := range sortedKeys(ps.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(ps.NodeSelector)) {
 		fmt.Fprintf(&b, "%s=%s,", k, ps.NodeSelector[k])
 	}
 	fmt.Fprintf(&b, "|%v|%v", ps.Tolerations, ps.Affinity)

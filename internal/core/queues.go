@@ -231,9 +231,10 @@ func (q *Queues) Park(decided *Workload, seq uint64) {
 	}
 }
 
-// ParkUntil parks as Park does, and has the queue tried again at the
-// latest at at, when the workload's wait alone changes what it is owed (it
-// starts starving): nothing else would wake it then.
+// ParkUntil parks as Park does, and has the queue tried again no later
+// than the given time, when the workload's wait alone changes what it is
+// owed (it starts starving, or held room yields to it): nothing else would
+// wake it then.
 func (q *Queues) ParkUntil(decided *Workload, seq uint64, at time.Time) {
 	q.Park(decided, seq)
 	q.mu.Lock()

@@ -5,7 +5,9 @@ import (
 	"time"
 )
 
-// Decision is the outcome of one scheduling attempt for one workload.
+// Decision is the outcome of one scheduling attempt for one workload. Kind
+// says which of Admit, Repair, Evict, Preempt or Wait it is; the fields
+// below say what each carries.
 type Decision struct {
 	Workload *Workload
 	// Admission is the quota to reserve; nil when the workload stays pending.
@@ -68,7 +70,7 @@ func (d *Decision) Message() string {
 
 // AdmitsPending reports whether a decision admits a pending workload (not
 // a repair of an admitted one's placement).
-func (d *Decision) AdmitsPending() bool { return d.Admission != nil && d.Workload.Admission == nil }
+func (d *Decision) AdmitsPending() bool { return d.Kind() == Admit }
 
 // Schedule runs one admission cycle over a snapshot. It tries every
 // pending workload of every ClusterQueue — highest priority and oldest first
@@ -260,7 +262,7 @@ type failure struct {
 // that way, or says why it waits. With deferBorrowing, a workload that fits
 // only by borrowing is left undecided (true is returned) for the second pass.
 func (c *cycle) decide(s *Snapshot, q *QueueSnapshot, wl *Workload, deferBorrowing bool) (Decision, bool) {
-	if why, ok := notEligible(s, q, wl); !ok {
+	if why, barred := ineligible(s, q, wl); barred {
 		return Decision{Workload: wl, Park: true, Pending: why}, false
 	}
 	if len(s.notReady) > 0 {
@@ -449,18 +451,18 @@ func overlapsUsage(a, b Usage) bool {
 	return false
 }
 
-// notEligible says why a workload may not use the queue at all right now;
-// false when it may not.
-func notEligible(s *Snapshot, q *QueueSnapshot, wl *Workload) (Pending, bool) {
+// ineligible reports whether a workload may not use the queue at all right
+// now, and why.
+func ineligible(s *Snapshot, q *QueueSnapshot, wl *Workload) (Pending, bool) {
 	switch {
 	case q.InactiveBecause != Active:
-		return Pending{Kind: QueueInactive, ClusterQueue: q.Name, Detail: q.Inactive}, false
+		return Pending{Kind: QueueInactive, ClusterQueue: q.Name, Detail: q.Inactive}, true
 	case s.lqStop[wl.Namespace+"/"+wl.Queue] != Running:
-		return Pending{Kind: LocalQueueHeld, LocalQueue: wl.Queue}, false
+		return Pending{Kind: LocalQueueHeld, LocalQueue: wl.Queue}, true
 	case q.NamespaceSelector == nil || !q.NamespaceSelector.Matches(wl.NamespaceLabels):
-		return Pending{Kind: NamespaceNotSelected, Namespace: wl.Namespace, ClusterQueue: q.Name}, false
+		return Pending{Kind: NamespaceNotSelected, Namespace: wl.Namespace, ClusterQueue: q.Name}, true
 	}
-	return Pending{}, true
+	return Pending{}, false
 }
 
 // holdRoom keeps the room a preemptor is making for the rest of the cycle,

@@ -24,7 +24,31 @@ import (
 const gpu = corev1.ResourceName("nvidia.com/gpu")
 
 // namespace creates a namespace for one test and deletes it afterwards.
-func namespace(t *testing.T) string { return framework.NewNamespace(t, c, "e2e", nil) }
+// namespace is a fresh namespace for one test; when the test fails, its
+// Workloads' conditions are logged first (what Muster decided for each:
+// the suite restarts Muster, so its log may no longer hold it).
+func namespace(t *testing.T) string {
+	ns := framework.NewNamespace(t, c, "e2e", nil)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logWorkloads(t, ns)
+		}
+	})
+	return ns
+}
+
+func logWorkloads(t *testing.T, ns string) {
+	var wls musterv1beta1.WorkloadList
+	if err := c.List(context.Background(), &wls, client.InNamespace(ns)); err != nil {
+		t.Logf("listing the Workloads of %s: %v", ns, err)
+		return
+	}
+	for _, wl := range wls.Items {
+		for _, cond := range wl.Status.Conditions {
+			t.Logf("workload %s: %s=%s %s: %s (%s)", wl.Name, cond.Type, cond.Status, cond.Reason, cond.Message, cond.LastTransitionTime.UTC().Format(time.RFC3339))
+		}
+	}
+}
 
 func createAll(t *testing.T, objs ...client.Object) {
 	t.Helper()

@@ -74,7 +74,8 @@ func TestRestartMidRun(t *testing.T) {
 	createAll(t, a)
 	g.Eventually(func(g Gomega) int { n, _, _, _ := podsOf(g, ns, "a"); return n }, timeout, time.Second).Should(Equal(16))
 	createAll(t, b)
-	time.Sleep(2 * time.Second)
+	// b has been decided (it waits, saying why) before the restart.
+	g.Eventually(func(g Gomega) { waitsSaying(g, ns, "b") }, timeout, time.Second).Should(Succeed())
 	uids := podUIDs(g, ns, "a")
 
 	restartMuster(t)

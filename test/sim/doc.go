@@ -9,7 +9,8 @@
 // for the fairness features (usage-decayed fair sharing, minimum runtime,
 // the starvation guard) without a cluster. The scenarios are in
 // scenarios.go, the engine in engine.go, the plots in plot.go; the command
-// cmd/muster-sim (make sim) writes the PNGs and a markdown summary.
+// test/tools/cmd/muster-sim (make sim) writes the PNGs (test/tools/simplot)
+// and a markdown summary.
 //
 // What is not modelled: API latency and write budgets (every decision is
 // applied at once), pods and nodes (jobs ask for GPUs of one flavor, with

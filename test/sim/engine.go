@@ -306,39 +306,21 @@ func (e *engine) cycle() bool {
 		if e.opts.Log != nil {
 			e.opts.Log(e.now, &d)
 		}
-		switch {
-		case d.NeedsPreemption:
-			e.tr.Queues.NeedsPreemption(d.Workload.Key, at(e.now))
-			e.wake(d.RetryAfter)
-		case d.Admission == nil && len(d.Victims) == 0 && !d.Workload.NeedsPreemptionSince.IsZero():
-			e.tr.Queues.NoLongerNeedsPreemption(d.Workload.Key)
-		}
-		if d.RetryAfter > 0 && !d.NeedsPreemption {
-			e.wake(d.RetryAfter) // a victim's minimum runtime ends, or a parked workload starts starving, then
-		}
-		if d.Evict != core.NoEviction {
+		switch d.Kind() {
+		case core.Evict:
 			e.evict(e.byKey[d.Workload.Key], false)
 			evicted = true
-			continue
-		}
-		if d.Admission != nil && d.Workload.Admission != nil {
+		case core.Repair:
 			e.res.Anomalies = append(e.res.Anomalies, fmt.Sprintf("%s: placement repair of %s (no topology here)", e.now, d.Workload.Key))
-			continue
-		}
-		for _, v := range d.Victims {
-			e.evict(e.byKey[v.Workload.Key], true)
-			evicted = true
-		}
-		if d.Admission == nil {
-			switch {
-			case d.Park && d.RetryAfter > 0:
-				e.tr.Queues.ParkUntil(d.Workload, seq, at(e.now+d.RetryAfter))
-			case d.Park:
-				e.tr.Queues.Park(d.Workload, seq)
+		case core.Preempt:
+			for _, v := range d.Victims {
+				e.evict(e.byKey[v.Workload.Key], true)
 			}
-			continue
+			evicted = true
+		case core.Admit:
+			e.admit(d)
 		}
-		e.admit(d)
+		e.wake(e.tr.Settle(&d, seq, at(e.now)))
 	}
 	return evicted
 }

@@ -27,9 +27,9 @@ type WaitStats struct {
 	P50, P99, Max       time.Duration
 }
 
-// waitStats summarises the waits of the jobs keep selects; jobs never
+// SummariseWaits summarises the waits of the jobs keep selects; jobs never
 // admitted count with their wait until the horizon.
-func waitStats(r *Result, keep func(JobOutcome) bool) WaitStats {
+func SummariseWaits(r *Result, keep func(JobOutcome) bool) WaitStats {
 	w := r.Waits(keep)
 	st := WaitStats{Jobs: len(w), P50: Percentile(w, 50), P99: Percentile(w, 99),
 		NeverAdmitted: r.Count(func(j JobOutcome) bool { return keep(j) && !j.Admitted })}
@@ -53,8 +53,8 @@ func StarvationNumbers(results []*Result) []StarvationRow {
 	out := make([]StarvationRow, 0, len(results))
 	for _, r := range results {
 		out = append(out, StarvationRow{Variant: r.Name,
-			Narrow:      waitStats(r, func(j JobOutcome) bool { return j.GPUs == 1 }),
-			Wide:        waitStats(r, func(j JobOutcome) bool { return j.GPUs == Wide }),
+			Narrow:      SummariseWaits(r, func(j JobOutcome) bool { return j.GPUs == 1 }),
+			Wide:        SummariseWaits(r, func(j JobOutcome) bool { return j.GPUs == Wide }),
 			Utilisation: r.Utilisation(0, r.Horizon)})
 	}
 	return out
@@ -84,8 +84,8 @@ func MinRuntimeNumbers(results []*Result) []MinRuntimeRow {
 			}
 		}
 		out = append(out, MinRuntimeRow{Variant: r.Name, Preemptions: r.Preemptions, YoungVictims: young, LostGPUHours: r.LostGPUHours,
-			High:        waitStats(r, func(j JobOutcome) bool { return j.Priority == High }),
-			Low:         waitStats(r, func(j JobOutcome) bool { return j.Priority != High }),
+			High:        SummariseWaits(r, func(j JobOutcome) bool { return j.Priority == High }),
+			Low:         SummariseWaits(r, func(j JobOutcome) bool { return j.Priority != High }),
 			Utilisation: r.Utilisation(0, r.Horizon)})
 	}
 	return out

@@ -63,31 +63,3 @@ func starvationExtras(o *Outcome, jobs []Job) error {
 	}
 	return nil
 }
-
-// WritePlots draws each outcome's plots into dir.
-func WritePlots(dir string, outs []Outcome) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	for _, o := range outs {
-		var err error
-		switch o.Scenario.Name {
-		case "decay":
-			err = PlotDecayShare(filepath.Join(dir, "sim-decay-share.png"), o.Results)
-		case "starvation":
-			err = PlotStarvationWait(filepath.Join(dir, "sim-starvation-wait.png"), o.Results)
-			if err == nil {
-				err = PlotUtilisation(filepath.Join(dir, "sim-starvation-utilisation.png"), o.Results)
-			}
-			if err == nil {
-				err = PlotYield(filepath.Join(dir, "sim-starvation-yield.png"), o.Yield)
-			}
-		case "minruntime":
-			err = PlotMinRuntime(filepath.Join(dir, "sim-minruntime.png"), o.Results)
-		}
-		if err != nil {
-			return fmt.Errorf("%s plots: %w", o.Scenario.Name, err)
-		}
-	}
-	return nil
-}

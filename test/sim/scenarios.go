@@ -142,9 +142,9 @@ func Starvation() Scenario {
 	return Scenario{Name: "starvation", Trace: "starvation.csv", Seed: 2, Generate: generateStarvation, Horizon: 24 * time.Hour,
 		Variants: []Variant{
 			{Name: "no guard", Setup: starvationSetup(0, 0, 0)},
-			{Name: "guard (starvationAfter 30m), never yields", Setup: starvationSetup(StarvationAfter, 0, 0)},
-			{Name: "guard, yields after 5h (the default)", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), 0)},
-			{Name: "guard, yields after 5h + queue bound 90m", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), maxNarrowRuntime)},
+			{Name: "guard 30m, never yields", Setup: starvationSetup(StarvationAfter, 0, 0)},
+			{Name: "guard 30m (yields after 5h)", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), 0)},
+			{Name: "the same + queue bound 90m", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), maxNarrowRuntime)},
 		}}
 }
 

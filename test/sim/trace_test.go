@@ -39,7 +39,7 @@ func TestCommittedTracesMatchTheirSeeds(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(got, s.Generate(s.Seed)) {
-			t.Errorf("traces/%s is not what seed %d generates: go run ./cmd/muster-sim -generate", s.Trace, s.Seed)
+			t.Errorf("traces/%s is not what seed %d generates: cd test/tools && go run ./cmd/muster-sim -generate -traces ../sim/traces", s.Trace, s.Seed)
 		}
 	}
 }

@@ -283,8 +283,6 @@ const (
 	ClusterQueueActive = "Active"
 )
 
-// +genclient
-// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=cq

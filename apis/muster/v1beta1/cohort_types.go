@@ -42,8 +42,6 @@ type CohortStatus struct {
 	FairSharing *FairSharingStatus `json:"fairSharing,omitempty"`
 }
 
-// +genclient
-// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=cohort

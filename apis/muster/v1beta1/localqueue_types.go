@@ -76,7 +76,6 @@ const (
 	LocalQueueActive = "Active"
 )
 
-// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=lq;queue

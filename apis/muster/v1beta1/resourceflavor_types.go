@@ -79,8 +79,6 @@ func (s *ResourceFlavorSpec) EffectiveNodeFit() NodeFitMode {
 	return s.NodeFit
 }
 
-// +genclient
-// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=rf;flavor
 // +kubebuilder:printcolumn:name="Node Fit",type=string,JSONPath=".spec.nodeFit",description="Check (default), Pin or None"

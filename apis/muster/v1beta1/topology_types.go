@@ -91,8 +91,6 @@ type TopologyStatus struct {
 	Domains []int32 `json:"domains,omitempty"`
 }
 
-// +genclient
-// +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=topo

@@ -395,7 +395,6 @@ const (
 	ReasonCohortCycle = "CohortCycle"
 )
 
-// +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wl

@@ -3,8 +3,8 @@ package app
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -76,12 +76,13 @@ func orDash(s string) string {
 	return s
 }
 
+// sortedKeys are a map's keys as strings, sorted (resource names, label
+// keys).
 func sortedKeys[K ~string, V any](m map[K]V) []string {
 	out := make([]string, 0, len(m))
-	for k := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		out = append(out, string(k))
 	}
-	sort.Strings(out)
 	return out
 }
 

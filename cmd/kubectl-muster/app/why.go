@@ -341,7 +341,7 @@ func (e *explanation) writeSearch(out io.Writer) {
 		return
 	}
 	if p := x.Preemption; p != nil {
-		fmt.Fprintf(out, "Preemption: %s", p.Message)
+		fmt.Fprintf(out, "Preemption: %s", strings.TrimPrefix(p.Message, "preemption "))
 		if len(p.Victims) == 0 {
 			fmt.Fprintln(out, ".")
 			return

@@ -79,7 +79,7 @@ func TestWhyPrintsTheSchedulersVictims(t *testing.T) {
 The scheduler's search, run now: it fits only by preempting.
 Short, for pod set main:
   insufficient quota for nvidia.com/gpu in flavor a100: 4 requested, 0 available (quota 8)
-Preemption: preemption would evict 2 workload(s):
+Preemption: would evict 2 workload(s):
   ns/b (ClusterQueue gpus, priority 0, InClusterQueue)
   other/a (ClusterQueue lender, priority 5, InCohortReclamation)
 

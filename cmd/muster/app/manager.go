@@ -30,14 +30,14 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/controllers/dashboard"
+	"github.com/musterhq/muster/cmd/muster/servers/dashboard"
+	"github.com/musterhq/muster/cmd/muster/servers/visibility"
 	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
-	"github.com/musterhq/muster/controllers/visibility"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/webhooks"
 )
@@ -60,12 +60,12 @@ func Scheme() (*runtime.Scheme, error) {
 type Option func(*options)
 
 type options struct {
-	clock  clock.Clock
+	clock  clock.WithTicker
 	tweaks []func(*ctrl.Options)
 }
 
 // WithClock sets the time source of the controllers (tests).
-func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+func WithClock(c clock.WithTicker) Option { return func(o *options) { o.clock = c } }
 
 // WithManagerOptions adjusts controller-runtime's manager options (tests run
 // several managers in one process).
@@ -213,7 +213,7 @@ func metricsOptions(m configv1beta1.MetricsConfig) metricsserver.Options {
 // webhook server started, only once the certificates exist. writeLatency,
 // if not nil, follows the writes of the rest.Config mgr was built from and
 // sizes the admission writers by them.
-func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.Clock, writeLatency *scheduling.WriteLatency) error {
+func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.WithTicker, writeLatency *scheduling.WriteLatency) error {
 	jobOpts := jobOptions(cfg, clk)
 	jobOpts.Gang = gang.New(mgr.GetClient(), gang.ConfigFrom(cfg.GangScheduling))
 	setupWebhooks := func() error {

@@ -322,7 +322,7 @@ func TestWhyShowsTheSchedulersVictims(t *testing.T) {
 	out, errOut, err := kubectlMuster(t, "why", "job/urgent", "-n", ns)
 	g.Expect(err).NotTo(HaveOccurred(), errOut)
 	g.Expect(out).To(ContainSubstring("The scheduler's search, run now: it fits only by preempting."))
-	g.Expect(out).To(MatchRegexp(`Preemption: preemption would evict 1 workload\(s\) once they have run their minimum runtime, the first in 59m\d+s:\n  ` +
+	g.Expect(out).To(MatchRegexp(`Preemption: would evict 1 workload\(s\) once they have run their minimum runtime, the first in 59m\d+s:\n  ` +
 		ns + `/job-low-[0-9a-f]{5} \(ClusterQueue protective, priority 1, InClusterQueue\)\n`))
 	g.Expect(out).NotTo(ContainSubstring("job-other"), "the higher-priority job is no victim")
 }

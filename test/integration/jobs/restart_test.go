@@ -33,7 +33,10 @@ func TestRestartChangesNothing(t *testing.T) {
 		return testutil.ToFloat64(metrics.ClusterQueueResourceUsage.WithLabelValues("", q.cq, q.flavor, string(gpu)))
 	}
 	g.Eventually(usage, framework.Timeout, framework.Interval).Should(Equal(6.0))
-	time.Sleep(2 * time.Second) // let coalesced status writes land
+	// What is checked next is that nothing more is written or emitted, so
+	// there is no condition to wait on: give the coalesced status writes
+	// and the event broadcaster's flush time to land first.
+	time.Sleep(2 * time.Second)
 
 	before := snapshotVersions(g, q.ns)
 	eventsBefore := countEvents(g, q.ns)

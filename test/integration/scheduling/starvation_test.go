@@ -53,7 +53,7 @@ func TestStarvingJobGetsInWhileSmallJobsArrive(t *testing.T) {
 		w, small := starvationWorld(t, 16, 0)
 		big := w.job("big", "a", "16")
 		create(t, big)
-		time.Sleep(3 * time.Second)
+		env.ExpectJobPending(t, big, "insufficient quota")
 		env.CompleteJob(t, small[0])
 		next := w.job("s16", "a", "1")
 		create(t, next)
@@ -64,7 +64,7 @@ func TestStarvingJobGetsInWhileSmallJobsArrive(t *testing.T) {
 		w, small := starvationWorld(t, 16, 2)
 		big := w.job("big", "a", "16")
 		create(t, big)
-		time.Sleep(3 * time.Second)
+		env.ExpectJobPending(t, big, "room held for it") // it has waited afterSeconds
 		var arrivals []*batchv1.Job
 		for i := range 15 {
 			if i == 8 {
@@ -96,7 +96,7 @@ func TestHeldRoomYieldsToALongWait(t *testing.T) {
 	})
 	big := w.job("big", "a", "16")
 	create(t, big)
-	time.Sleep(2 * time.Second)
+	env.ExpectJobPending(t, big, "room held for it")
 	patient := w.job("patient", "a", "1")
 	create(t, patient)
 	env.CompleteJob(t, small[0])
@@ -118,7 +118,7 @@ func TestBackfillUsesHeldRoomOnlyWithBoundedJobs(t *testing.T) {
 	})
 	big := w.job("big", "a", "4")
 	create(t, big)
-	time.Sleep(2 * time.Second)
+	env.ExpectJobPending(t, big, "room held for it")
 	env.CompleteJob(t, small[0])
 	env.ExpectJobPending(t, big, "enough should be free by")
 

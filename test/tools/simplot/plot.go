@@ -1,9 +1,13 @@
-package sim
+// Package simplot draws the fairness simulation's plots (test/sim) with
+// gonum/plot: kept in the tools module so the operator's go.mod holds
+// no plotting library.
+package simplot
 
 import (
 	"fmt"
 	"image/color"
 	"os"
+	"path/filepath"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -14,6 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/test/sim"
 )
 
 // Panel size of every plot, and the resolution of the PNGs.
@@ -25,13 +30,13 @@ const (
 
 // PlotDecayShare draws each team's share of the pool over time, one panel
 // per variant, with an equal share and the hour "day" starts.
-func PlotDecayShare(path string, results []*Result) error {
+func PlotDecayShare(path string, results []*sim.Result) error {
 	var row []*plot.Plot
 	for _, r := range results {
 		p := newPlot(fmt.Sprintf("GPU share per team: %s", r.Name), "time (h)", fmt.Sprintf("share of the %d-GPU pool (%%)", r.Capacity))
 		percentAxis(p)
-		window := fmt.Sprintf(`hours %g-%g: "day" submits too; GPU-hours compared`, DayStart.Hours(), DayEnd.Hours())
-		if err := addWindow(p, window, DayStart, DayEnd); err != nil {
+		window := fmt.Sprintf(`hours %g-%g: "day" submits too; GPU-hours compared`, sim.DayStart.Hours(), sim.DayEnd.Hours())
+		if err := addWindow(p, window, sim.DayStart, sim.DayEnd); err != nil {
 			return err
 		}
 		for i, q := range r.Queues {
@@ -53,18 +58,18 @@ func PlotDecayShare(path string, results []*Result) error {
 
 // PlotStarvationWait draws the p50 and p99 time to admission of each size
 // class, one panel per class, one bar per variant.
-func PlotStarvationWait(path string, results []*Result) error {
+func PlotStarvationWait(path string, results []*sim.Result) error {
 	var row []*plot.Plot
 	for _, class := range []struct {
 		name string
 		gpus int
-	}{{"1-GPU jobs", 1}, {"16-GPU jobs", Wide}} {
-		keep := func(j JobOutcome) bool { return j.GPUs == class.gpus }
+	}{{"1-GPU jobs", 1}, {"16-GPU jobs", sim.Wide}} {
+		keep := func(j sim.JobOutcome) bool { return j.GPUs == class.gpus }
 		p := newPlot(fmt.Sprintf("%s: time to admission", class.name), "percentile (a job never admitted counts with its wait until the end)", "wait from arrival to admission (min)")
 		p.NominalX("p50", "p99")
 		var bars []variantBars
 		for _, r := range results {
-			st := waitStats(r, keep)
+			st := sim.SummariseWaits(r, keep)
 			label := fmt.Sprintf("%s (%d jobs", r.Name, st.Jobs)
 			if st.NeverAdmitted > 0 {
 				label += fmt.Sprintf(", %d never admitted", st.NeverAdmitted)
@@ -82,18 +87,18 @@ func PlotStarvationWait(path string, results []*Result) error {
 // PlotYield draws the yield sweep: per yield (hours), the 1-GPU jobs'
 // p99 and max waits and the 16-GPU jobs' p99 wait, and the 16-GPU jobs
 // never admitted; the "never yields" values as dashed lines.
-func PlotYield(path string, points []YieldPoint) error {
+func PlotYield(path string, points []sim.YieldPoint) error {
 	waits := newPlot("What the held room's yield trades", "yieldAfterSeconds (hours; dashed: never yields)", "wait from arrival to admission (min)")
 	never := newPlot("16-GPU jobs never admitted in the day", "yieldAfterSeconds (hours; dashed: never yields)", "jobs (of 12)")
 	series := []struct {
 		label string
-		value func(StarvationRow) float64
+		value func(sim.StarvationRow) float64
 		p     *plot.Plot
 	}{
-		{"1-GPU p99", func(r StarvationRow) float64 { return minutes(r.Narrow.P99) }, waits},
-		{"1-GPU max", func(r StarvationRow) float64 { return minutes(r.Narrow.Max) }, waits},
-		{"16-GPU p99", func(r StarvationRow) float64 { return minutes(r.Wide.P99) }, waits},
-		{"16-GPU never admitted", func(r StarvationRow) float64 { return float64(r.Wide.NeverAdmitted) }, never},
+		{"1-GPU p99", func(r sim.StarvationRow) float64 { return minutes(r.Narrow.P99) }, waits},
+		{"1-GPU max", func(r sim.StarvationRow) float64 { return minutes(r.Narrow.Max) }, waits},
+		{"16-GPU p99", func(r sim.StarvationRow) float64 { return minutes(r.Wide.P99) }, waits},
+		{"16-GPU never admitted", func(r sim.StarvationRow) float64 { return float64(r.Wide.NeverAdmitted) }, never},
 	}
 	for i, sr := range series {
 		var pts plotter.XYs
@@ -103,7 +108,7 @@ func PlotYield(path string, points []YieldPoint) error {
 				off = sr.value(p.Row)
 				continue
 			}
-			pts = append(pts, plotter.XY{X: (time.Duration(p.Factor) * StarvationAfter).Hours(), Y: sr.value(p.Row)})
+			pts = append(pts, plotter.XY{X: (time.Duration(p.Factor) * sim.StarvationAfter).Hours(), Y: sr.value(p.Row)})
 		}
 		c := plotutil.Color(i)
 		if err := addLine(sr.p, sr.label, pts, c, nil); err != nil {
@@ -119,7 +124,7 @@ func PlotYield(path string, points []YieldPoint) error {
 		top = max(top, minutes(p.Row.Narrow.Max), minutes(p.Row.Wide.P99))
 	}
 	waits.Y.Max, never.Y.Max = 1.8*top, 20
-	def := (core.DefaultStarvationYieldFactor * StarvationAfter).Hours()
+	def := (core.DefaultStarvationYieldFactor * sim.StarvationAfter).Hours()
 	for _, p := range []*plot.Plot{waits, never} {
 		p.Y.Min = 0
 		if err := addLine(p, fmt.Sprintf("the default (%d thresholds)", core.DefaultStarvationYieldFactor),
@@ -137,7 +142,7 @@ const utilisationWindow = 15 * time.Minute
 
 // PlotUtilisation draws the pool's GPU utilisation over time (a moving
 // average), one line per variant, with each variant's mean in its legend.
-func PlotUtilisation(path string, results []*Result) error {
+func PlotUtilisation(path string, results []*sim.Result) error {
 	p := newPlot(fmt.Sprintf("GPU utilisation (%g-minute moving average)", utilisationWindow.Minutes()), "time (h)", "GPUs in use (% of the pool)")
 	percentAxis(p)
 	for i, r := range results {
@@ -152,7 +157,7 @@ func PlotUtilisation(path string, results []*Result) error {
 
 // movingAverage is the share of the pool in use, averaged over the samples
 // of the window ending at each sample.
-func movingAverage(r *Result, window time.Duration) plotter.XYs {
+func movingAverage(r *sim.Result, window time.Duration) plotter.XYs {
 	pts := make(plotter.XYs, 0, len(r.Samples))
 	sum, from := 0, 0
 	for i, s := range r.Samples {
@@ -168,12 +173,12 @@ func movingAverage(r *Result, window time.Duration) plotter.XYs {
 
 // PlotMinRuntime draws, per variant, the preemptions, the GPU-hours they
 // lost, and the high-priority jobs' p50 and p99 waits: three panels.
-func PlotMinRuntime(path string, results []*Result) error {
-	rows := MinRuntimeNumbers(results)
+func PlotMinRuntime(path string, results []*sim.Result) error {
+	rows := sim.MinRuntimeNumbers(results)
 	preemptions := newPlot("Preemptions", "", "low-priority jobs preempted")
 	lost := newPlot("Work lost to preemption", "", "GPU-hours lost")
 	waits := newPlot("High-priority jobs: time to admission", "percentile", "wait from arrival to admission (min)")
-	young := fmt.Sprintf("of which had run < %g min", MinRuntimeSetting.Minutes())
+	young := fmt.Sprintf("of which had run < %g min", sim.MinRuntimeSetting.Minutes())
 	preemptions.NominalX("all", young)
 	lost.NominalX("")
 	waits.NominalX("p50", "p99")
@@ -204,7 +209,7 @@ type variantBars struct {
 // addGroupedBars draws one bar per variant side by side in each category,
 // each labelled with its value, and a legend of the variants above them.
 func addGroupedBars(p *plot.Plot, bars []variantBars, format string) error {
-	width := vg.Points(48)
+	width := vg.Points(min(48, 144/float64(max(len(bars), 1)))) // the groups must not overlap
 	top := 0.0
 	for i, b := range bars {
 		bc, err := plotter.NewBarChart(plotter.Values(b.values), width)
@@ -358,4 +363,41 @@ func saveSized(path string, rows [][]*plot.Plot, w, h vg.Length) error {
 		return err
 	}
 	return f.Close()
+}
+
+// WritePlots draws each outcome's plots into dir.
+func WritePlots(dir string, outs []sim.Outcome) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		var err error
+		switch o.Scenario.Name {
+		case "decay":
+			err = PlotDecayShare(filepath.Join(dir, "sim-decay-share.png"), o.Results)
+		case "starvation":
+			err = PlotStarvationWait(filepath.Join(dir, "sim-starvation-wait.png"), o.Results)
+			if err == nil {
+				err = PlotUtilisation(filepath.Join(dir, "sim-starvation-utilisation.png"), o.Results)
+			}
+			if err == nil {
+				err = PlotYield(filepath.Join(dir, "sim-starvation-yield.png"), o.Yield)
+			}
+		case "minruntime":
+			err = PlotMinRuntime(filepath.Join(dir, "sim-minruntime.png"), o.Results)
+		}
+		if err != nil {
+			return fmt.Errorf("%s plots: %w", o.Scenario.Name, err)
+		}
+	}
+	return nil
+}
+
+func minutes(d time.Duration) float64 { return d.Minutes() }
+
+func pct(part, whole float64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * part / whole
 }

@@ -152,6 +152,9 @@ func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time, may
 		Quota: quotaBars(obj, status), PendingList: []Pending{}, AdmittedList: []Admitted{},
 	}
 	if order, ok := s.Queues.Pending(obj.Name); ok {
+		// The order its cycles try, as the visibility API shows it (the
+		// LocalQueues' turns under admission fair sharing).
+		order = s.Cache.InAdmissionOrder(obj.Name, order)
 		for _, p := range order.Page(0, listed, func(w *core.Workload) bool { return visible(may, w.Key) }) {
 			cq.PendingList = append(cq.PendingList, Pending{
 				Workload: p.Workload.Key, LocalQueue: p.Workload.Queue, Priority: p.Workload.Priority,

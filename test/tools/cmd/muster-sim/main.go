@@ -5,7 +5,8 @@
 //	muster-sim -out docs/images                 plots and sim-summary.md from test/sim/traces
 //	muster-sim -generate -traces test/sim/traces  first rewrite the traces from their seeds
 //
-// make sim runs it with the defaults.
+// make sim runs it from the repository's root (it lives in the test/tools
+// module, with the plotting library, so the operator's go.mod has none).
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/test/sim"
+	"github.com/musterhq/muster/test/tools/simplot"
 )
 
 func main() {
@@ -43,7 +45,7 @@ func run(out, traces string, generate bool) error {
 		fmt.Fprintf(os.Stderr, "muster-sim: %s: %d jobs x %d variants replayed in %s\n",
 			o.Scenario.Name, o.Jobs, len(o.Results), o.Elapsed.Round(time.Millisecond))
 	}
-	if err := sim.WritePlots(out, outs); err != nil {
+	if err := simplot.WritePlots(out, outs); err != nil {
 		return err
 	}
 	summary := sim.Summary(outs)

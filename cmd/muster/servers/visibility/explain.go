@@ -56,7 +56,7 @@ func (e *explanation) Get(ctx context.Context, name string, _ *metav1.GetOptions
 	if x, ok := core.Explain(s, cq, wl); ok {
 		out.Fit = fitOf(x.Fit)
 		out.Shortages = shortages(x.NoFit)
-		out.Preemption = preemption(s, x)
+		out.Preemption = preemption(x)
 	}
 	return out, nil
 }
@@ -128,7 +128,7 @@ func quantity(res string, amount int64) *resource.Quantity {
 
 // preemption says what the search found, and what stands in the way when
 // it found nothing.
-func preemption(s *core.Snapshot, x core.Explanation) *visibilityv1beta1.PreemptionExplanation {
+func preemption(x core.Explanation) *visibilityv1beta1.PreemptionExplanation {
 	switch {
 	case x.Fit == core.Fit || x.Fit == core.FitBorrow:
 		return &visibilityv1beta1.PreemptionExplanation{State: visibilityv1beta1.PreemptionNotNeeded, Message: "it fits without preempting"}
