@@ -201,17 +201,11 @@ func (h *HandOff) resize(ctx context.Context, wl *musterv1beta1.Workload, want c
 	if err := h.client.Get(ctx, client.ObjectKeyFromObject(want), old); err != nil || !ownedBy(old, wl) {
 		return client.IgnoreNotFound(err)
 	}
-	if sameSpec(old, want) {
-		return nil
+	changed, err := h.patchSpec(ctx, old, want)
+	if changed && err == nil {
+		log.FromContext(ctx).V(2).Info("Lowered the gang minimum to the pods the job still runs", "podGroup", klog.KObj(old))
 	}
-	// Only what want sets changes: the fields the API server defaulted
-	// (a PodGroup's priority) are immutable.
-	base := old.DeepCopyObject().(client.Object)
-	if err := overlaySpec(old, want); err != nil {
-		return err
-	}
-	log.FromContext(ctx).V(2).Info("Lowered the gang minimum to the pods the job still runs", "podGroup", klog.KObj(old))
-	return h.client.Patch(ctx, old, client.MergeFrom(base))
+	return err
 }
 
 // admittedGroup is the gang scheduler of the workload's ClusterQueue and

@@ -150,22 +150,43 @@ func admittedWorkload(name string, uid types.UID, count int32) *musterv1beta1.Wo
 			PodSetAssignments: []musterv1beta1.PodSetAssignment{{Name: "main", Count: ptr.To(count)}}}}}
 }
 
-// A start retried after it created its pod group finds the group already
-// as it wants it and writes nothing: replacing the spec would drop what the
-// API server defaulted, some of it immutable (a scheduling.k8s.io
-// PodGroup's spec.priority), and fail every retry.
-func TestStartAgainLeavesItsUnchangedPodGroupAlone(t *testing.T) {
+// A start retried after it created its pod group, or a new admission of
+// the same workload with other counts, changes only what the admission
+// sets: replacing the spec would drop what the API server defaulted, some
+// of it immutable (a scheduling.k8s.io PodGroup's spec.priority), and fail
+// every retry. A group already as wanted is not written at all.
+func TestStartAgainKeepsWhatTheAPIServerDefaulted(t *testing.T) {
 	g := NewWithT(t)
 	s := schemeWith(t, AddToScheme, batchAddToScheme)
-	cq := gangQueue(musterv1beta1.GangVolcano)
-	wl := admittedWorkload("job-train-1", "this", 4)
 	job := jobpkg.Kind.Adapt(&batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "ns"}})
-	infos := []jobframework.PodSetInfo{{Name: "main", Count: 4}}
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(cq).WithInterceptorFuncs(interceptor.Funcs{
+	patches := 0
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(gangQueue(musterv1beta1.GangVolcano)).WithInterceptorFuncs(interceptor.Funcs{
 		Update: func(context.Context, client.WithWatch, client.Object, ...client.UpdateOption) error {
 			return errors.New("spec.priority: Invalid value: null: field is immutable")
 		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			patches++
+			return c.Patch(ctx, obj, p, opts...)
+		},
 	}).Build()
-	g.Expect(New(c, Config{}).Start(t.Context(), job, "batch/job", wl, infos)).To(Succeed(), "created")
-	g.Expect(New(c, Config{}).Start(t.Context(), job, "batch/job", wl, infos)).To(Succeed(), "found as wanted, not updated")
+	start := func(count int32) error {
+		return New(c, Config{}).Start(t.Context(), job, "batch/job", admittedWorkload("job-train-1", "this", count),
+			[]jobframework.PodSetInfo{{Name: "main", Count: count}})
+	}
+	g.Expect(start(4)).To(Succeed(), "created")
+	pg := &volcanov1beta1.PodGroup{}
+	key := client.ObjectKey{Namespace: "ns", Name: "job-train-1"}
+	g.Expect(c.Get(t.Context(), key, pg)).To(Succeed())
+	pg.Spec.PriorityClassName = "defaulted-by-the-server"
+	g.Expect(c.Update(t.Context(), pg, &client.UpdateOptions{})).NotTo(Succeed(), "the interceptor refuses every Update")
+	g.Expect(c.Patch(t.Context(), pg, client.Merge)).To(Succeed())
+	patches = 0
+
+	g.Expect(start(4)).To(Succeed(), "found as wanted")
+	g.Expect(patches).To(BeZero(), "a group already as wanted is not written")
+	g.Expect(start(3)).To(Succeed(), "an admission with other counts")
+	g.Expect(c.Get(t.Context(), key, pg)).To(Succeed())
+	g.Expect(pg.Spec.MinMember).To(Equal(int32(3)))
+	g.Expect(pg.Spec.MinTaskMember).To(Equal(map[string]int32{"main": 3}))
+	g.Expect(pg.Spec.PriorityClassName).To(Equal("defaulted-by-the-server"), "a field the admission does not set is kept")
 }

@@ -33,22 +33,27 @@ func ownedBy(obj client.Object, wl *musterv1beta1.Workload) bool {
 }
 
 // updateCounts brings a pod group left by an earlier admission of the
-// same workload to this one: its spec replaced (only counts can differ),
-// its metadata kept. A group that already says what this admission wants
-// (a start retried after creating it) is left alone: replacing its spec
-// would drop the fields the API server defaulted, some immutable
-// (scheduling.k8s.io PodGroup's spec.priority), and fail every retry.
+// same workload (or by this start, retried) to this one. Only what want
+// sets changes: the API server defaulted other fields, some immutable
+// (scheduling.k8s.io PodGroup's spec.priority), and so are the topology
+// constraints the group was created with.
 func (h *HandOff) updateCounts(ctx context.Context, old, want client.Object) error {
-	if sameSpec(old, want) {
-		return nil
-	}
 	keepConstraints(old, want)
-	want.SetResourceVersion(old.GetResourceVersion())
-	want.SetFinalizers(old.GetFinalizers())
-	want.SetLabels(old.GetLabels())
-	want.SetAnnotations(old.GetAnnotations())
-	want.SetOwnerReferences(old.GetOwnerReferences())
-	return h.client.Update(ctx, want)
+	_, err := h.patchSpec(ctx, old, want)
+	return err
+}
+
+// patchSpec overlays want's spec on old and patches what changed; it
+// reports whether anything did.
+func (h *HandOff) patchSpec(ctx context.Context, old, want client.Object) (bool, error) {
+	if sameSpec(old, want) {
+		return false, nil
+	}
+	base := old.DeepCopyObject().(client.Object)
+	if err := overlaySpec(old, want); err != nil {
+		return false, err
+	}
+	return true, h.client.Patch(ctx, old, client.MergeFrom(base))
 }
 
 // sameSpec reports whether two pod groups' specs are alike in every field
