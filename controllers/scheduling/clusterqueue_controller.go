@@ -29,6 +29,7 @@ import (
 	"github.com/musterhq/muster/controllers/conflict"
 	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=clusterqueues,verbs=get;list;watch;update;patch
@@ -150,20 +151,20 @@ func (r *ClusterQueueReconciler) updateStatus(ctx context.Context, cq *musterv1b
 	return 0, client.IgnoreNotFound(err)
 }
 
-func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1.Condition {
+func activeCondition(cq *musterv1beta1.ClusterQueue, st quota.QueueStatus) metav1.Condition {
 	c := metav1.Condition{Type: musterv1beta1.ClusterQueueActive, ObservedGeneration: cq.Generation}
 	switch {
 	case !cq.DeletionTimestamp.IsZero():
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonTerminating, "ClusterQueue is being deleted; it admits nothing new"
-	case st.InactiveBecause == core.FlavorsMissing:
+	case st.InactiveBecause == quota.FlavorsMissing:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonFlavorNotFound, st.Inactive
-	case st.InactiveBecause == core.TopologyMissing:
+	case st.InactiveBecause == quota.TopologyMissing:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonTopologyNotFound, st.Inactive
-	case st.InactiveBecause == core.GangMissing:
+	case st.InactiveBecause == quota.GangMissing:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonGangSchedulerNotFound, st.Inactive
-	case st.InactiveBecause == core.CohortCycle:
+	case st.InactiveBecause == quota.CohortCycle:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonCohortCycle, "ClusterQueue is inactive: "+st.Inactive
-	case st.InactiveBecause != core.Active:
+	case st.InactiveBecause != quota.Active:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonStopped, st.Inactive
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, musterv1beta1.ReasonReady, "Can admit new workloads"
@@ -174,7 +175,7 @@ func activeCondition(cq *musterv1beta1.ClusterQueue, st core.QueueStatus) metav1
 // recordQueueMetrics sets the ClusterQueue's gauges (Kueue's names and
 // labels): pending by status, active workloads, status, and per flavor and
 // resource its quota, limits and usage.
-func (r *ClusterQueueReconciler) recordQueueMetrics(cq *musterv1beta1.ClusterQueue, st core.QueueStatus, active metav1.Condition) {
+func (r *ClusterQueueReconciler) recordQueueMetrics(cq *musterv1beta1.ClusterQueue, st quota.QueueStatus, active metav1.Condition) {
 	name, cohort := cq.Name, string(cq.Spec.Cohort)
 	queued, parked := r.state.Queues.PendingByStatus(name)
 	metrics.PendingWorkloads.WithLabelValues(name, metrics.StatusActive).Set(float64(queued))

@@ -16,6 +16,8 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/internal/podrequests"
 	"github.com/musterhq/muster/internal/workload"
 )
@@ -31,7 +33,7 @@ func toFlavor(rf *musterv1beta1.ResourceFlavor) *core.Flavor {
 	f.Topology = string(rf.Spec.TopologyName)
 	f.Pinned = rf.Spec.EffectiveNodeFit() == musterv1beta1.NodeFitPin
 	if f.Topology == "" && rf.Spec.EffectiveNodeFit() != musterv1beta1.NodeFitNone {
-		f.Topology = core.NodesTopology
+		f.Topology = quota.NodesTopology
 	}
 	return f
 }
@@ -82,7 +84,7 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 	}
 	if s := cq.Spec.Starvation; s != nil {
 		out.StarvationAfter = seconds(s.AfterSeconds)
-		out.StarvationYieldAfter = core.DefaultStarvationYield(out.StarvationAfter)
+		out.StarvationYieldAfter = scheduler.DefaultStarvationYield(out.StarvationAfter)
 		if s.YieldAfterSeconds != nil {
 			out.StarvationYieldAfter = seconds(s.YieldAfterSeconds)
 		}
@@ -328,28 +330,28 @@ func joinedAt(wl *musterv1beta1.Workload) time.Time {
 }
 
 // evictionReason is the Evicted reason of a core eviction.
-func evictionReason(e core.Eviction) string {
+func evictionReason(e scheduler.Eviction) string {
 	switch e {
-	case core.ClusterQueueStopped:
+	case scheduler.ClusterQueueStopped:
 		return musterv1beta1.ReasonClusterQueueStopped
-	case core.LocalQueueStopped:
+	case scheduler.LocalQueueStopped:
 		return musterv1beta1.ReasonLocalQueueStopped
-	case core.NodeFailed:
+	case scheduler.NodeFailed:
 		return musterv1beta1.ReasonNodeFailures
 	}
 	return musterv1beta1.ReasonEvicted
 }
 
 // preemptionReason is the Preempted reason of a core preemption.
-func preemptionReason(r core.PreemptionReason) string {
+func preemptionReason(r scheduler.PreemptionReason) string {
 	switch r {
-	case core.InClusterQueue:
+	case scheduler.InClusterQueue:
 		return musterv1beta1.ReasonInClusterQueue
-	case core.InCohortReclamation:
+	case scheduler.InCohortReclamation:
 		return musterv1beta1.ReasonInCohortReclamation
-	case core.InCohortReclaimWhileBorrowing:
+	case scheduler.InCohortReclaimWhileBorrowing:
 		return musterv1beta1.ReasonInCohortReclaimWhileBorrowing
-	case core.InCohortFairSharing:
+	case scheduler.InCohortFairSharing:
 		return musterv1beta1.ReasonInCohortFairSharing
 	}
 	return musterv1beta1.ReasonPreempted

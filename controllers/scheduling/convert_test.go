@@ -7,25 +7,25 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // TestReasonsOfTheCore: every eviction and preemption of the core is
 // written with its own reason of the API.
 func TestReasonsOfTheCore(t *testing.T) {
-	for e, want := range map[core.Eviction]string{
-		core.ClusterQueueStopped: musterv1beta1.ReasonClusterQueueStopped,
-		core.LocalQueueStopped:   musterv1beta1.ReasonLocalQueueStopped,
+	for e, want := range map[scheduler.Eviction]string{
+		scheduler.ClusterQueueStopped: musterv1beta1.ReasonClusterQueueStopped,
+		scheduler.LocalQueueStopped:   musterv1beta1.ReasonLocalQueueStopped,
 	} {
 		if got := evictionReason(e); got != want {
 			t.Errorf("eviction %d written as %s, want %s", e, got, want)
 		}
 	}
-	for r, want := range map[core.PreemptionReason]string{
-		core.InClusterQueue:                musterv1beta1.ReasonInClusterQueue,
-		core.InCohortReclamation:           musterv1beta1.ReasonInCohortReclamation,
-		core.InCohortReclaimWhileBorrowing: musterv1beta1.ReasonInCohortReclaimWhileBorrowing,
-		core.InCohortFairSharing:           musterv1beta1.ReasonInCohortFairSharing,
+	for r, want := range map[scheduler.PreemptionReason]string{
+		scheduler.InClusterQueue:                musterv1beta1.ReasonInClusterQueue,
+		scheduler.InCohortReclamation:           musterv1beta1.ReasonInCohortReclamation,
+		scheduler.InCohortReclaimWhileBorrowing: musterv1beta1.ReasonInCohortReclaimWhileBorrowing,
+		scheduler.InCohortFairSharing:           musterv1beta1.ReasonInCohortFairSharing,
 	} {
 		if got := preemptionReason(r); got != want {
 			t.Errorf("preemption %s written as %s, want %s", r, got, want)

@@ -13,6 +13,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // usageSampler samples the queues' and cohorts' usage into their decayed
@@ -47,7 +48,7 @@ func (u *usageSampler) Start(ctx context.Context) error {
 // decayedStatus is a decayed usage as status.fairSharing shows it, to a
 // thousandth of a unit (a GPU decayed to 0.3 shows as 300m: rounding to
 // whole devices would lose what a restart must continue from).
-func decayedStatus(d core.DecayedUsage) ([]musterv1beta1.FlavorUsage, *metav1.Time) {
+func decayedStatus(d quota.DecayedUsage) ([]musterv1beta1.FlavorUsage, *metav1.Time) {
 	if d.At.IsZero() {
 		return nil, nil
 	}
@@ -81,11 +82,11 @@ func decayedAmount(res string, q resource.Quantity) float64 {
 }
 
 // decayedFromStatus reads a decayed usage a status kept.
-func decayedFromStatus(fs *musterv1beta1.FairSharingStatus) (core.DecayedUsage, bool) {
+func decayedFromStatus(fs *musterv1beta1.FairSharingStatus) (quota.DecayedUsage, bool) {
 	if fs == nil || fs.LastSampled == nil {
-		return core.DecayedUsage{}, false
+		return quota.DecayedUsage{}, false
 	}
-	d := core.DecayedUsage{Usage: map[core.FlavorResource]float64{}, At: fs.LastSampled.Time}
+	d := quota.DecayedUsage{Usage: map[core.FlavorResource]float64{}, At: fs.LastSampled.Time}
 	for _, f := range fs.DecayedUsage {
 		for _, r := range f.Resources {
 			fr := core.FlavorResource{Flavor: string(f.Name), Resource: string(r.Name)}

@@ -7,6 +7,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // TestDecayedStatusRoundTrip: what the status keeps reads back as it was,
@@ -16,7 +17,7 @@ func TestDecayedStatusRoundTrip(t *testing.T) {
 	gpu := core.FlavorResource{Flavor: "a100", Resource: "nvidia.com/gpu"}
 	cpu := core.FlavorResource{Flavor: "a100", Resource: "cpu"}
 	at := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
-	in := core.DecayedUsage{Usage: map[core.FlavorResource]float64{gpu: 0.3075, cpu: 1500.4}, At: at}
+	in := quota.DecayedUsage{Usage: map[core.FlavorResource]float64{gpu: 0.3075, cpu: 1500.4}, At: at}
 	usage, sampled := decayedStatus(in)
 	out, ok := decayedFromStatus(&musterv1beta1.FairSharingStatus{DecayedUsage: usage, LastSampled: sampled})
 	if !ok || !out.At.Equal(at) {

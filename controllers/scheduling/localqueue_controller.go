@@ -19,7 +19,7 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
 	"github.com/musterhq/muster/controllers/metrics"
-	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=localqueues,verbs=get;list;watch;update;patch
@@ -64,7 +64,7 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 	key := lq.Namespace + "/" + lq.Name
 	cq := string(lq.Spec.ClusterQueue)
 	st := r.state.Cache.ClusterQueueStatus(cq)
-	usage := &core.LocalQueueUsage{}
+	usage := &quota.LocalQueueUsage{}
 	if u, ok := st.ByLocalQueue[key]; ok {
 		usage = u
 	}
@@ -99,7 +99,7 @@ func (r *LocalQueueReconciler) updateStatus(ctx context.Context, lq *musterv1bet
 }
 
 // recordMetrics sets the LocalQueue's gauges (Kueue's local_queue_*).
-func (r *LocalQueueReconciler) recordMetrics(lq *musterv1beta1.LocalQueue, usage *core.LocalQueueUsage, active metav1.Condition) {
+func (r *LocalQueueReconciler) recordMetrics(lq *musterv1beta1.LocalQueue, usage *quota.LocalQueueUsage, active metav1.Condition) {
 	queued, parked := r.state.Queues.LocalQueuePendingByStatus(lq.Namespace, lq.Name)
 	metrics.LocalQueuePendingWorkloads.WithLabelValues(lq.Name, lq.Namespace, metrics.StatusActive).Set(float64(queued))
 	metrics.LocalQueuePendingWorkloads.WithLabelValues(lq.Name, lq.Namespace, metrics.StatusInadmissible).Set(float64(parked))

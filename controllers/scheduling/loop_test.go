@@ -12,6 +12,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // loopWorld is preemptingState holding a 4-GPU low-priority workload
@@ -60,7 +61,7 @@ func outcomeOf(state *State, reasons map[string]core.PendingKind) loopOutcome {
 }
 
 // TestSchedulerLoopIsTheCoresLoop: the manager's scheduler and the loop the
-// simulator runs (core.Schedule, apply, Tracker.Settle) take the same
+// simulator runs (scheduler.Schedule, apply, Tracker.Settle) take the same
 // inputs to the same decisions and leave the same queues behind, cycle
 // after cycle: a preemptor evicts its victim and is parked until it
 // leaves; the workload behind it waits; the one that can never fit is
@@ -105,24 +106,24 @@ func TestSchedulerLoopIsTheCoresLoop(t *testing.T) {
 func coreCycle(state *State, now time.Time) map[string]core.PendingKind {
 	state.Queues.UnparkDue(now)
 	hs, seq := state.Queues.Heads()
-	snap := state.Cache.Snapshot()
+	snap := state.Snapshot()
 	snap.SetNow(now)
 	reasons := map[string]core.PendingKind{}
-	for _, d := range core.Schedule(snap, hs) {
+	for _, d := range scheduler.Schedule(snap, hs) {
 		switch d.Kind() {
-		case core.Evict:
+		case scheduler.Evict:
 			state.Cache.MarkEvicting(d.Workload.Key)
-		case core.Preempt:
+		case scheduler.Preempt:
 			for _, v := range d.Victims {
 				state.Cache.MarkEvicting(v.Workload.Key)
 			}
 			reasons[d.Workload.Key] = d.Pending.Kind
-		case core.Admit:
+		case scheduler.Admit:
 			w := *d.Workload
 			w.Admission = d.Admission
 			state.Queues.Delete(w.Key)
 			_ = state.Cache.Assume(&w)
-		case core.Wait:
+		case scheduler.Wait:
 			reasons[d.Workload.Key] = d.Pending.Kind
 		}
 		state.Settle(&d, seq, now)

@@ -21,6 +21,7 @@ import (
 	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/wlstatus"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/internal/workload"
 )
 
@@ -190,10 +191,10 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	now := s.clock.Now()
 	s.state.Queues.UnparkDue(now)
 	heads, seq := s.state.Queues.Heads()
-	snapshot := s.state.Cache.Snapshot()
+	snapshot := s.state.Snapshot()
 	snapshot.SetNow(now)
 	snapshot.LimitAdmissions(budget)
-	decisions := core.Schedule(snapshot, heads)
+	decisions := scheduler.Schedule(snapshot, heads)
 	admitted := admissions(decisions)
 	metrics.ReportCycle(admitted > 0, s.clock.Since(now).Seconds())
 	reportPreemptionSkips(heads, decisions)
@@ -212,15 +213,15 @@ func (s *Scheduler) cycle(ctx context.Context) {
 // apply carries out one decision of the cycle that Heads numbered seq,
 // then has the core settle it (Tracker.Settle) and wakes the loop when it
 // asks to.
-func (s *Scheduler) apply(ctx context.Context, d *core.Decision, seq uint64, now time.Time) {
+func (s *Scheduler) apply(ctx context.Context, d *scheduler.Decision, seq uint64, now time.Time) {
 	switch d.Kind() {
-	case core.Evict:
+	case scheduler.Evict:
 		s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
-	case core.Repair:
+	case scheduler.Repair:
 		s.replaceNodes(ctx, *d)
-	case core.Admit:
+	case scheduler.Admit:
 		s.admitDecided(ctx, d)
-	case core.Preempt:
+	case scheduler.Preempt:
 		if failed := s.preempt(ctx, *d); len(failed) > 0 {
 			// Not parked: the victims that are not evicting release nothing
 			// that would wake it, so it tries again shortly.
@@ -229,7 +230,7 @@ func (s *Scheduler) apply(ctx context.Context, d *core.Decision, seq uint64, now
 			s.wake.after(ctx, preemptionRetry)
 		}
 		s.reasons.set(d.Workload.Key, d.Pending)
-	case core.Wait:
+	case scheduler.Wait:
 		s.reasons.set(d.Workload.Key, d.Pending)
 	}
 	if again := s.state.Settle(d, seq, now); again > 0 {
@@ -238,7 +239,7 @@ func (s *Scheduler) apply(ctx context.Context, d *core.Decision, seq uint64, now
 }
 
 // admitDecided assumes an admission in the cache and queues its write.
-func (s *Scheduler) admitDecided(ctx context.Context, d *core.Decision) {
+func (s *Scheduler) admitDecided(ctx context.Context, d *scheduler.Decision) {
 	s.reasons.forget(d.Workload.Key)
 	wl := *d.Workload
 	wl.Admission = d.Admission
@@ -259,7 +260,7 @@ func (s *Scheduler) admitDecided(ctx context.Context, d *core.Decision) {
 // its workloads could preempt but waited because another queue's
 // preemption in the cycle takes back the same resources (Kueue's
 // admission_cycle_preemption_skips).
-func reportPreemptionSkips(heads map[string][]*core.Workload, ds []core.Decision) {
+func reportPreemptionSkips(heads map[string][]*core.Workload, ds []scheduler.Decision) {
 	skipped := map[string]bool{}
 	for i := range ds {
 		if ds[i].Pending.Kind == core.ReclaimInCohort {
@@ -287,7 +288,7 @@ func countSkipped(wls []*core.Workload, skipped map[string]bool) int {
 }
 
 // admissions counts the decisions that admit a pending workload.
-func admissions(ds []core.Decision) int {
+func admissions(ds []scheduler.Decision) int {
 	n := 0
 	for _, d := range ds {
 		if d.AdmitsPending() {
@@ -302,7 +303,7 @@ func admissions(ds []core.Decision) int {
 const preemptionRetry = 500 * time.Millisecond
 
 // preempt evicts a decision's victims and returns those it could not.
-func (s *Scheduler) preempt(ctx context.Context, d core.Decision) []string {
+func (s *Scheduler) preempt(ctx context.Context, d scheduler.Decision) []string {
 	var failed []string
 	for _, v := range d.Victims {
 		reason := preemptionReason(v.Reason)
@@ -437,7 +438,7 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 // that were on failed nodes get new ones in the same domain. The cache
 // takes the new placement at once; if the write fails, the workload's
 // current version is applied again and the next cycle retries.
-func (s *Scheduler) replaceNodes(ctx context.Context, d core.Decision) {
+func (s *Scheduler) replaceNodes(ctx context.Context, d scheduler.Decision) {
 	w := *d.Workload
 	w.Admission = d.Admission
 	s.state.Cache.AddOrUpdateWorkload(&w)

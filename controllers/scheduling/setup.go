@@ -8,7 +8,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // Options are the component-config switches of the core controllers.
@@ -32,7 +33,7 @@ type Options struct {
 	DefaultGang musterv1beta1.GangSchedulerProvider
 	// UsageDecay, when set, orders fair sharing by usage decayed over time,
 	// sampled every UsageSampling (fairSharing.usage).
-	UsageDecay    *core.DecayConfig
+	UsageDecay    *quota.DecayConfig
 	UsageSampling time.Duration
 	// WriteLatency, when set, follows the manager's writes (its Wrap on
 	// the rest.Config the manager was built from) and sizes the admission
@@ -45,10 +46,8 @@ type Options struct {
 func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	fairSharing := opts.FairSharing
 	state := NewState()
-	state.Cache.SetFairSharing(fairSharing)
-	state.Cache.SetBlockAdmission(opts.BlockAdmission)
-	state.Cache.SetPreemptionDelay(opts.PreemptionDelay)
-	state.Cache.SetNodeFailureGrace(opts.NodeFailureGrace)
+	state.Config = scheduler.Config{FairSharing: fairSharing, BlockAdmission: opts.BlockAdmission,
+		PreemptionDelay: opts.PreemptionDelay, NodeFailureGrace: opts.NodeFailureGrace}
 	state.requeueByCreation = opts.RequeueByCreation
 	state.defaultGang = opts.DefaultGang
 	state.statusReason = reasonInStatus(mgr.GetCache())

@@ -16,6 +16,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/internal/workload"
 )
 
@@ -35,7 +36,7 @@ const statusCoalesceDelay = time.Second
 type State struct {
 	// Tracker holds the cache and queues and the policy of who gets
 	// another chance when a workload, a queue or quota changes.
-	*core.Tracker
+	*scheduler.Tracker
 	// requeueByCreation orders workloads requeued after a PodsReady timeout
 	// by their creation (requeuingStrategy.timestamp: Creation).
 	requeueByCreation bool
@@ -71,7 +72,7 @@ type State struct {
 // NewState returns an empty state.
 func NewState() *State {
 	return &State{
-		Tracker:            core.NewTracker(),
+		Tracker:            scheduler.NewTracker(scheduler.Config{}),
 		synced:             make(chan struct{}),
 		localQueues:        map[string]localQueueState{},
 		clusterQueueEvents: make(chan event.GenericEvent, 1024),
@@ -182,13 +183,13 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 	phase := phaseOf(wl, now)
 	w := &core.Workload{Key: wl.Namespace + "/" + wl.Name}
 	switch phase {
-	case core.PhaseHolding:
+	case scheduler.PhaseHolding:
 		w = toWorkloadWith(wl, namespaceLabels, s.Cache.FlavorTopology)
-	case core.PhasePending:
+	case scheduler.PhasePending:
 		w = s.pendingWorkload(wl, namespaceLabels)
 	}
 	s.Apply(phase, w)
-	if phase == core.PhaseBackoff {
+	if phase == scheduler.PhaseBackoff {
 		return workload.RequeueAt(wl)
 	}
 	return time.Time{}
@@ -197,18 +198,18 @@ func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[st
 // phaseOf reads where a workload is in its life from its status. A
 // Workload being deleted whose job has not stopped yet still holds quota:
 // its pods use it until its finalizer goes.
-func phaseOf(wl *musterv1beta1.Workload, now time.Time) core.Phase {
+func phaseOf(wl *musterv1beta1.Workload, now time.Time) scheduler.Phase {
 	switch {
 	case workload.Gone(wl):
-		return core.PhaseGone
+		return scheduler.PhaseGone
 	case workload.HasQuotaReservation(wl):
-		return core.PhaseHolding
+		return scheduler.PhaseHolding
 	case !workload.IsActive(wl):
-		return core.PhaseInactive
+		return scheduler.PhaseInactive
 	case workload.RequeueAt(wl).After(now):
-		return core.PhaseBackoff
+		return scheduler.PhaseBackoff
 	}
-	return core.PhasePending
+	return scheduler.PhasePending
 }
 
 // pendingWorkload is the core's view of a pending workload, ordered in its

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/internal/workload"
 )
 
@@ -22,27 +22,27 @@ func TestPhaseOf(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		wl   *musterv1beta1.Workload
-		want core.Phase
+		want scheduler.Phase
 	}{
-		"new":      {mk(func(*musterv1beta1.Workload) {}), core.PhasePending},
-		"admitted": {mk(func(wl *musterv1beta1.Workload) { workload.Reserve(wl, adm, now) }), core.PhaseHolding},
+		"new":      {mk(func(*musterv1beta1.Workload) {}), scheduler.PhasePending},
+		"admitted": {mk(func(wl *musterv1beta1.Workload) { workload.Reserve(wl, adm, now) }), scheduler.PhaseHolding},
 		"finished": {mk(func(wl *musterv1beta1.Workload) {
 			workload.Reserve(wl, adm, now)
 			workload.Finish(wl, musterv1beta1.ReasonSucceeded, "", now)
-		}), core.PhaseGone},
+		}), scheduler.PhaseGone},
 		"deleted while its job runs": {mk(func(wl *musterv1beta1.Workload) {
 			workload.Reserve(wl, adm, now)
 			wl.DeletionTimestamp = &metav1.Time{Time: now}
 			wl.Finalizers = []string{musterv1beta1.ResourceInUseFinalizer}
-		}), core.PhaseHolding},
-		"deleted, pending": {mk(func(wl *musterv1beta1.Workload) { wl.DeletionTimestamp = &metav1.Time{Time: now} }), core.PhaseGone},
-		"deactivated":      {mk(func(wl *musterv1beta1.Workload) { wl.Spec.Active = new(bool) }), core.PhaseInactive},
+		}), scheduler.PhaseHolding},
+		"deleted, pending": {mk(func(wl *musterv1beta1.Workload) { wl.DeletionTimestamp = &metav1.Time{Time: now} }), scheduler.PhaseGone},
+		"deactivated":      {mk(func(wl *musterv1beta1.Workload) { wl.Spec.Active = new(bool) }), scheduler.PhaseInactive},
 		"in backoff": {mk(func(wl *musterv1beta1.Workload) {
 			wl.Status.RequeueState = &musterv1beta1.RequeueState{RequeueAt: &metav1.Time{Time: now.Add(time.Minute)}}
-		}), core.PhaseBackoff},
+		}), scheduler.PhaseBackoff},
 		"backoff over": {mk(func(wl *musterv1beta1.Workload) {
 			wl.Status.RequeueState = &musterv1beta1.RequeueState{RequeueAt: &metav1.Time{Time: now.Add(-time.Minute)}}
-		}), core.PhasePending},
+		}), scheduler.PhasePending},
 	} {
 		if got := phaseOf(tc.wl, now); got != tc.want {
 			t.Errorf("%s: phase %d, want %d", name, got, tc.want)

@@ -10,7 +10,7 @@ import (
 // controller-runtime, no API types. Only apimachinery's resource package,
 // for formatting quantities, is allowed from Kubernetes.
 func TestCoreImportsNoClient(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

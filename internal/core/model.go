@@ -226,8 +226,8 @@ type Cohort struct {
 	Weight int64
 }
 
-// flavorNames lists the flavors the queue refers to.
-func (cq *ClusterQueue) flavorNames() []string {
+// FlavorNames lists the flavors the queue refers to.
+func (cq *ClusterQueue) FlavorNames() []string {
 	var names []string
 	for _, g := range cq.ResourceGroups {
 		for _, f := range g.Flavors {
@@ -332,17 +332,17 @@ func (a *Admission) Usage() Usage {
 	return u
 }
 
-// sameRequest reports whether two workloads ask for the same thing in the same
+// SameRequest reports whether two workloads ask for the same thing in the same
 // place, so an update between them needs no new scheduling attempt.
-func sameRequest(a, b *Workload) bool {
+func SameRequest(a, b *Workload) bool {
 	if a.Queue != b.Queue || a.Priority != b.Priority || a.MaxRuntime != b.MaxRuntime || len(a.PodSets) != len(b.PodSets) ||
-		!equalMap(a.NamespaceLabels, b.NamespaceLabels) {
+		!maps.Equal(a.NamespaceLabels, b.NamespaceLabels) {
 		return false
 	}
 	for i := range a.PodSets {
 		pa, pb := &a.PodSets[i], &b.PodSets[i]
-		if pa.Name != pb.Name || pa.Count != pb.Count || !equalMap(pa.Requests, pb.Requests) ||
-			!equalMap(pa.NodeSelector, pb.NodeSelector) || !equalSlice(pa.Tolerations, pb.Tolerations) ||
+		if pa.Name != pb.Name || pa.Count != pb.Count || !maps.Equal(pa.Requests, pb.Requests) ||
+			!maps.Equal(pa.NodeSelector, pb.NodeSelector) || !slices.Equal(pa.Tolerations, pb.Tolerations) ||
 			placementKey(pa) != placementKey(pb) {
 			return false
 		}
@@ -350,33 +350,9 @@ func sameRequest(a, b *Workload) bool {
 	return true
 }
 
-func equalMap[K, V comparable](a, b map[K]V) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func equalSlice[T comparable](a, b []T) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// shapeKey identifies what a workload asks for, whoever it is: workloads of
+// ShapeKey identifies what a workload asks for, whoever it is: workloads of
 // one queue with the same key fit or fail alike.
-func (w *Workload) shapeKey() string {
+func (w *Workload) ShapeKey() string {
 	if w.shape != "" {
 		return w.shape
 	}
@@ -397,4 +373,38 @@ func (w *Workload) shapeKey() string {
 	}
 	w.shape = b.String()
 	return w.shape
+}
+
+func (cq *ClusterQueue) Covers(res string) bool {
+	for _, g := range cq.ResourceGroups {
+		if slices.Contains(g.Resources, res) {
+			return true
+		}
+	}
+	return false
+}
+
+// Shrinkable reports whether some pod set of the workload may be admitted
+// with fewer pods than it asks.
+func (w *Workload) Shrinkable() bool {
+	for i := range w.PodSets {
+		if ps := &w.PodSets[i]; ps.MinCount > 0 && ps.MinCount < ps.Count {
+			return true
+		}
+	}
+	return false
+}
+
+func LocalQueueKey(wl *Workload) string { return wl.Namespace + "/" + wl.Queue }
+
+// WithCounts is the workload with other pod set counts: a copy that shares
+// everything else.
+func WithCounts(wl *Workload, counts []int32) *Workload {
+	c := *wl
+	c.shape = ""
+	c.PodSets = append([]PodSet(nil), wl.PodSets...)
+	for i := range c.PodSets {
+		c.PodSets[i].Count = counts[i]
+	}
+	return &c
 }

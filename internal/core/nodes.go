@@ -81,14 +81,18 @@ type Pod struct {
 	asAssignment *topology.Assignment
 }
 
-// footprint is the pod as a one-pod assignment on its node (built when the
+// Footprint is the pod as a one-pod assignment on its node (built when the
 // cache records the pod).
-func (p *Pod) footprint() *topology.Assignment {
+func (p *Pod) Footprint() *topology.Assignment {
 	if p.asAssignment == nil {
 		return newPodFootprint(p)
 	}
 	return p.asAssignment
 }
+
+// SetFootprint builds the pod's footprint once, as the cache records it,
+// so that snapshots share it.
+func (p *Pod) SetFootprint() { p.asAssignment = newPodFootprint(p) }
 
 func newPodFootprint(p *Pod) *topology.Assignment {
 	return &topology.Assignment{Nodes: []topology.NodeCount{{Name: p.Node, Count: 1}}, Request: topology.Resources(p.Requests)}
@@ -100,11 +104,11 @@ type Placement struct {
 	*topology.Assignment
 }
 
-// fits says whether a pod of the set may run on the node of a flavor: the
+// Fits says whether a pod of the set may run on the node of a flavor: the
 // flavor's and the pod set's labels, the pod set's required node affinity,
 // and the node's NoSchedule and NoExecute taints against the pod set's
 // and the flavor's tolerations.
-func fits(ps *PodSet, f *Flavor, n *Node) bool {
+func Fits(ps *PodSet, f *Flavor, n *Node) bool {
 	if !n.offered() || !hasLabels(n.Labels, f.NodeLabels) || !hasLabels(n.Labels, ps.NodeSelector) {
 		return false
 	}
@@ -118,7 +122,7 @@ func fits(ps *PodSet, f *Flavor, n *Node) bool {
 // taint that neither list of tolerations tolerates.
 func untoleratedTaint(n *Node, a, b []Toleration) bool {
 	for _, t := range n.Taints {
-		if (t.Effect == "NoSchedule" || t.Effect == "NoExecute") && !tolerated(t, a) && !tolerated(t, b) {
+		if (t.Effect == "NoSchedule" || t.Effect == "NoExecute") && !Tolerated(t, a) && !Tolerated(t, b) {
 			return true
 		}
 	}
@@ -192,13 +196,31 @@ func placementKey(ps *PodSet) string {
 	return b.String()
 }
 
-// topologyNode converts a node for the topology tree. A node not offered
+// TopologyNode converts a node for the topology tree. A node not offered
 // keeps its place (and the usage on it) with no room, so its pods are not
 // forgotten while it is cordoned or not ready.
-func topologyNode(n *Node) topology.Node {
+func TopologyNode(n *Node) topology.Node {
 	tn := topology.Node{Name: n.Name, Labels: n.Labels}
 	if n.offered() {
 		tn.Allocatable, tn.Pods = topology.Resources(n.Allocatable), n.Pods
 	}
 	return tn
+}
+
+func Tolerated(t Taint, tolerations []Toleration) bool {
+	for _, tol := range tolerations {
+		if tol.Effect != "" && tol.Effect != t.Effect {
+			continue
+		}
+		if tol.Key == "" && tol.Operator == "Exists" {
+			return true
+		}
+		if tol.Key != t.Key {
+			continue
+		}
+		if tol.Operator == "Exists" || tol.Value == t.Value {
+			return true
+		}
+	}
+	return false
 }

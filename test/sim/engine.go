@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // GPU is the resource every simulated job asks for, in whole devices.
@@ -30,7 +32,7 @@ type Setup struct {
 	// DecaySampling turns usage-decayed fair sharing on, sampling the usage
 	// that often (Cache.SampleUsage) with Decay's half-life and weights;
 	// zero compares current usage.
-	Decay         core.DecayConfig
+	Decay         quota.DecayConfig
 	DecaySampling time.Duration
 }
 
@@ -50,7 +52,7 @@ type Options struct {
 	MaxRepeats int
 	// Log, when set, hears of every decision of every cycle, before it is
 	// applied: for following a core decision by hand.
-	Log func(at time.Duration, d *core.Decision)
+	Log func(at time.Duration, d *scheduler.Decision)
 }
 
 // DefaultOptions records each minute and ticks every 10 s.
@@ -86,11 +88,11 @@ type jobState struct {
 	preempted  int
 }
 
-// engine replays a trace against a core.Tracker on a virtual clock.
+// engine replays a trace against a scheduler.Tracker on a virtual clock.
 type engine struct {
 	setup    Setup
 	opts     Options
-	tr       *core.Tracker
+	tr       *scheduler.Tracker
 	events   eventQueue
 	now      time.Duration
 	jobs     []*jobState
@@ -119,10 +121,9 @@ func Run(name string, setup Setup, jobs []Job, opts Options) (*Result, error) {
 }
 
 func newEngine(name string, setup Setup, jobs []Job, opts Options) (*engine, error) {
-	e := &engine{setup: setup, opts: opts, tr: core.NewTracker(), byKey: map[string]*jobState{},
+	e := &engine{setup: setup, opts: opts, tr: scheduler.NewTracker(scheduler.Config{FairSharing: setup.FairSharing}), byKey: map[string]*jobState{},
 		limits: map[string]int{}, used: map[string]int{}, wakes: map[time.Duration]bool{}}
 	e.tr.Cache.UpsertFlavor(&core.Flavor{Name: Flavor})
-	e.tr.Cache.SetFairSharing(setup.FairSharing)
 	if setup.DecaySampling > 0 {
 		e.tr.Cache.SetUsageDecay(setup.Decay, setup.DecaySampling)
 	}
@@ -256,7 +257,7 @@ func (e *engine) submit(js *jobState) {
 		Priority: j.Priority, Created: at(e.now), MaxRuntime: j.DeclaredMax,
 		PodSets: []core.PodSet{{Name: "main", Count: int32(j.GPUs), Requests: core.Requests{GPU: 1}}},
 	}
-	e.tr.Apply(core.PhasePending, w)
+	e.tr.Apply(scheduler.PhasePending, w)
 }
 
 // complete ends a run whose time is up, unless it was preempted since.
@@ -267,7 +268,7 @@ func (e *engine) complete(ev event) {
 	}
 	e.stopRun(js)
 	js.phase = finished
-	e.tr.Apply(core.PhaseGone, js.admitted)
+	e.tr.Apply(scheduler.PhaseGone, js.admitted)
 	js.admitted = nil
 }
 
@@ -299,25 +300,25 @@ func (e *engine) cycle() bool {
 	if len(heads) == 0 {
 		return false
 	}
-	s := e.tr.Cache.Snapshot()
+	s := e.tr.Snapshot()
 	s.SetNow(at(e.now))
 	evicted := false
-	for _, d := range core.Schedule(s, heads) {
+	for _, d := range scheduler.Schedule(s, heads) {
 		if e.opts.Log != nil {
 			e.opts.Log(e.now, &d)
 		}
 		switch d.Kind() {
-		case core.Evict:
+		case scheduler.Evict:
 			e.evict(e.byKey[d.Workload.Key], false)
 			evicted = true
-		case core.Repair:
+		case scheduler.Repair:
 			e.res.Anomalies = append(e.res.Anomalies, fmt.Sprintf("%s: placement repair of %s (no topology here)", e.now, d.Workload.Key))
-		case core.Preempt:
+		case scheduler.Preempt:
 			for _, v := range d.Victims {
 				e.evict(e.byKey[v.Workload.Key], true)
 			}
 			evicted = true
-		case core.Admit:
+		case scheduler.Admit:
 			e.admit(d)
 		}
 		e.wake(e.tr.Settle(&d, seq, at(e.now)))
@@ -339,7 +340,7 @@ func (e *engine) wake(d time.Duration) {
 
 // admit reserves the quota as the scheduler does (assume, then the API's
 // confirmation) and starts the job's run.
-func (e *engine) admit(d core.Decision) {
+func (e *engine) admit(d scheduler.Decision) {
 	js := e.byKey[d.Workload.Key]
 	if js == nil || js.phase != pending {
 		e.res.Anomalies = append(e.res.Anomalies, fmt.Sprintf("%s: admitted %s, which is not pending", e.now, d.Workload.Key))
@@ -353,7 +354,7 @@ func (e *engine) admit(d core.Decision) {
 		return
 	}
 	e.tr.Queues.Delete(w.Key)
-	e.tr.Apply(core.PhaseHolding, &w)
+	e.tr.Apply(scheduler.PhaseHolding, &w)
 	if got := admittedGPUs(d.Admission); got != js.job.GPUs {
 		e.res.Anomalies = append(e.res.Anomalies, fmt.Sprintf("%s: %s admitted with %d GPUs, asked %d", e.now, w.Key, got, js.job.GPUs))
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // Scenario is a trace, how it is generated, and the knob settings it is
@@ -86,7 +88,7 @@ func Decay() Scenario {
 			Cohorts:     []*core.Cohort{{Name: "pool", Weight: 1000, ResourceGroups: gpuGroups(16)}},
 			FairSharing: true}
 		if decay {
-			s.Decay, s.DecaySampling = core.DecayConfig{HalfLife: 4 * time.Hour}, 5*time.Minute
+			s.Decay, s.DecaySampling = quota.DecayConfig{HalfLife: 4 * time.Hour}, 5*time.Minute
 		}
 		return s
 	}
@@ -143,8 +145,8 @@ func Starvation() Scenario {
 		Variants: []Variant{
 			{Name: "no guard", Setup: starvationSetup(0, 0, 0)},
 			{Name: "guard 30m, never yields", Setup: starvationSetup(StarvationAfter, 0, 0)},
-			{Name: "guard 30m (yields after 5h)", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), 0)},
-			{Name: "the same + queue bound 90m", Setup: starvationSetup(StarvationAfter, core.DefaultStarvationYield(StarvationAfter), maxNarrowRuntime)},
+			{Name: "guard 30m (yields after 5h)", Setup: starvationSetup(StarvationAfter, scheduler.DefaultStarvationYield(StarvationAfter), 0)},
+			{Name: "the same + queue bound 90m", Setup: starvationSetup(StarvationAfter, scheduler.DefaultStarvationYield(StarvationAfter), maxNarrowRuntime)},
 		}}
 }
 

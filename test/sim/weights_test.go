@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // TestDecayedSharesConvergeToWeights (property): two queues borrow all of
@@ -29,7 +30,7 @@ func TestDecayedSharesConvergeToWeights(t *testing.T) {
 			a.Weight, b.Weight = wa*1000, wb*1000
 			setup := Setup{Queues: []*core.ClusterQueue{a, b}, FairSharing: true,
 				Cohorts: []*core.Cohort{{Name: "pool", Weight: 1000, ResourceGroups: gpuGroups(16)}},
-				Decay:   core.DecayConfig{HalfLife: halfLife}, DecaySampling: 5 * time.Minute}
+				Decay:   quota.DecayConfig{HalfLife: halfLife}, DecaySampling: 5 * time.Minute}
 			const horizon = 12 * time.Hour
 			var jobs []Job
 			for k := 0; k < int(16*horizon/runtime)+16; k++ {

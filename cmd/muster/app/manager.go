@@ -11,15 +11,14 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -38,7 +37,9 @@ import (
 	"github.com/musterhq/muster/controllers/metrics"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
-	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/queue"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/webhooks"
 )
 
@@ -265,11 +266,11 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 }
 
 // usageDecay is fairSharing.usage for the core (nil when off).
-func usageDecay(f *configv1beta1.FairSharing) (*core.DecayConfig, time.Duration) {
+func usageDecay(f *configv1beta1.FairSharing) (*quota.DecayConfig, time.Duration) {
 	if f == nil || !f.Enable || f.Usage == nil {
 		return nil, 0
 	}
-	d := &core.DecayConfig{HalfLife: f.Usage.HalfLife.Duration, Weights: map[string]float64{}}
+	d := &quota.DecayConfig{HalfLife: f.Usage.HalfLife.Duration, Weights: map[string]float64{}}
 	for name, w := range f.Usage.Weights {
 		d.Weights[string(name)] = w.AsApproximateFloat64()
 	}
@@ -287,12 +288,15 @@ func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, stat
 	if !visibilityEnabled(cfg) {
 		return nil
 	}
+	order := func(clusterQueue string, o queue.PendingOrder) queue.PendingOrder {
+		return scheduler.InAdmissionOrder(state.Cache, clusterQueue, o)
+	}
 	server := &visibility.Server{
 		BindAddress: cfg.Visibility.BindAddress,
 		CertDir:     cfg.Webhook.CertDir,
 		RestConfig:  mgr.GetConfig(),
 		Source: visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason,
-			Order: state.Cache.InAdmissionOrder, Cache: state.Cache, Clock: clk},
+			Order: order, Cache: state.Cache, Policy: state.Config, Clock: clk},
 	}
 	return mgr.Add(afterCerts{server: server, ready: certsReady})
 }

@@ -17,7 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/test/sim"
 )
 
@@ -124,10 +124,10 @@ func PlotYield(path string, points []sim.YieldPoint) error {
 		top = max(top, minutes(p.Row.Narrow.Max), minutes(p.Row.Wide.P99))
 	}
 	waits.Y.Max, never.Y.Max = 1.8*top, 20
-	def := (core.DefaultStarvationYieldFactor * sim.StarvationAfter).Hours()
+	def := (scheduler.DefaultStarvationYieldFactor * sim.StarvationAfter).Hours()
 	for _, p := range []*plot.Plot{waits, never} {
 		p.Y.Min = 0
-		if err := addLine(p, fmt.Sprintf("the default (%d thresholds)", core.DefaultStarvationYieldFactor),
+		if err := addLine(p, fmt.Sprintf("the default (%d thresholds)", scheduler.DefaultStarvationYieldFactor),
 			plotter.XYs{{X: def, Y: 0}, {X: def, Y: p.Y.Max / 1.8}}, color.Gray{Y: 120}, []vg.Length{vg.Points(1), vg.Points(3)}); err != nil {
 			return err
 		}

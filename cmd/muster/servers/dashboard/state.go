@@ -11,14 +11,17 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/queue"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // Source is what the dashboard reads: the scheduler's queues and cache in
 // memory, and the manager's informer cache for the queues' specs. It makes
 // no request to the API server.
 type Source struct {
-	Queues *core.Queues
-	Cache  *core.Cache
+	Queues *queue.Queues
+	Cache  *quota.Cache
 	// Reader is the manager's (cached) client.
 	Reader client.Reader
 	Reason func(key string) string
@@ -154,7 +157,7 @@ func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time, may
 	if order, ok := s.Queues.Pending(obj.Name); ok {
 		// The order its cycles try, as the visibility API shows it (the
 		// LocalQueues' turns under admission fair sharing).
-		order = s.Cache.InAdmissionOrder(obj.Name, order)
+		order = scheduler.InAdmissionOrder(s.Cache, obj.Name, order)
 		for _, p := range order.Page(0, listed, func(w *core.Workload) bool { return visible(may, w.Key) }) {
 			cq.PendingList = append(cq.PendingList, Pending{
 				Workload: p.Workload.Key, LocalQueue: p.Workload.Queue, Priority: p.Workload.Priority,
@@ -184,7 +187,7 @@ func (s Source) reason(key string) string {
 // quotaBars are the queue's flavors and resources: nominal from the spec,
 // reserved and borrowed from the scheduler's cache (live, not the status
 // written up to a second later).
-func quotaBars(obj *musterv1beta1.ClusterQueue, st core.QueueStatus) []Resource {
+func quotaBars(obj *musterv1beta1.ClusterQueue, st quota.QueueStatus) []Resource {
 	var out []Resource
 	for _, rg := range obj.Spec.ResourceGroups {
 		for _, fq := range rg.Flavors {

@@ -10,6 +10,8 @@ import (
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/queue"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // BenchmarkPendingWorkloads100k answers the two subresources for a
@@ -18,7 +20,7 @@ import (
 // server's proxying and JSON encoding come on top; the integration test
 // measures nothing).
 func BenchmarkPendingWorkloads100k(b *testing.B) {
-	q := core.NewQueues()
+	q := queue.NewQueues()
 	q.UpsertClusterQueue("gpu", core.BestEffortFIFO)
 	for i := range 100 {
 		q.UpsertLocalQueue("team", fmt.Sprintf("lq%d", i), "gpu")
@@ -71,7 +73,7 @@ func BenchmarkPendingWorkloads100k(b *testing.B) {
 // the workload's own: the snapshot the search runs on is the cost, once
 // per request (a user asking, not a cycle).
 func BenchmarkExplanation(b *testing.B) {
-	c := core.NewCache()
+	c := quota.NewCache()
 	c.UpsertFlavor(&core.Flavor{Name: "a100"})
 	src := fixture()
 	for i := range 1000 {

@@ -14,6 +14,8 @@ import (
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/queue"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // explanation serves namespaces/<ns>/workloads/<name>/explanation: the
@@ -51,9 +53,9 @@ func (e *explanation) Get(ctx context.Context, name string, _ *metav1.GetOptions
 	if cq == "" || e.src.Cache == nil {
 		return out, nil
 	}
-	s := e.src.Cache.Snapshot()
+	s := scheduler.NewSnapshot(e.src.Cache.Snapshot(), e.src.Policy)
 	s.SetNow(e.src.now())
-	if x, ok := core.Explain(s, cq, wl); ok {
+	if x, ok := scheduler.Explain(s, cq, wl); ok {
 		out.Fit = fitOf(x.Fit)
 		out.Shortages = shortages(x.NoFit)
 		out.Preemption = preemption(x)
@@ -72,9 +74,9 @@ func notPending(namespace, name string) error {
 
 // position fills in where the workload is in its queues.
 func (e *explanation) position(out *visibilityv1beta1.WorkloadExplanation, wl *core.Workload, cq string) {
-	var page []core.Position
+	var page []queue.Position
 	if cq == "" {
-		page = core.NewPendingOrder(e.src.Queues.WaitingForClusterQueue(wl.Namespace, wl.Queue)).Page(0, maxInt, isKey(wl.Key))
+		page = queue.NewPendingOrder(e.src.Queues.WaitingForClusterQueue(wl.Namespace, wl.Queue)).Page(0, maxInt, isKey(wl.Key))
 	} else if order, ok := e.src.pending(cq); ok {
 		page = order.Page(0, 1, isKey(wl.Key))
 	}
@@ -92,13 +94,13 @@ func isKey(key string) func(*core.Workload) bool {
 	return func(w *core.Workload) bool { return w.Key == key }
 }
 
-func fitOf(m core.FitMode) visibilityv1beta1.Fit {
+func fitOf(m scheduler.FitMode) visibilityv1beta1.Fit {
 	switch m {
-	case core.Fit:
+	case scheduler.Fit:
 		return visibilityv1beta1.FitFits
-	case core.FitBorrow:
+	case scheduler.FitBorrow:
 		return visibilityv1beta1.FitByBorrowing
-	case core.FitPreempt:
+	case scheduler.FitPreempt:
 		return visibilityv1beta1.FitByPreempting
 	}
 	return visibilityv1beta1.FitNone
@@ -128,9 +130,9 @@ func quantity(res string, amount int64) *resource.Quantity {
 
 // preemption says what the search found, and what stands in the way when
 // it found nothing.
-func preemption(x core.Explanation) *visibilityv1beta1.PreemptionExplanation {
+func preemption(x scheduler.Explanation) *visibilityv1beta1.PreemptionExplanation {
 	switch {
-	case x.Fit == core.Fit || x.Fit == core.FitBorrow:
+	case x.Fit == scheduler.Fit || x.Fit == scheduler.FitBorrow:
 		return &visibilityv1beta1.PreemptionExplanation{State: visibilityv1beta1.PreemptionNotNeeded, Message: "it fits without preempting"}
 	case len(x.WaitFor) > 0:
 		p := &visibilityv1beta1.PreemptionExplanation{State: visibilityv1beta1.PreemptionWaitingForEvictions,
@@ -156,13 +158,13 @@ func preemption(x core.Explanation) *visibilityv1beta1.PreemptionExplanation {
 }
 
 // cannotHelp says why preemption finds no victims.
-func cannotHelp(x core.Explanation) string {
+func cannotHelp(x scheduler.Explanation) string {
 	switch {
 	case x.NoFit != nil && x.NoFit.Never:
 		return "waiting cannot help either: it asks more than its ClusterQueue can ever give (see shortages)"
 	case x.NeverPreempts:
 		return "its ClusterQueue never preempts (preemption: withinClusterQueue, reclaimWithinCohort and borrowWithinCohort are Never)"
-	case x.Fit == core.Unfit:
+	case x.Fit == scheduler.Unfit:
 		return "even evicting every workload its ClusterQueue's preemption policy allows would not make room: it waits for admitted workloads to finish"
 	case x.Allowed == 0 && x.Candidates > 0:
 		return fmt.Sprintf("none of the %d admitted workload(s) holding what it lacks may be preempted by it (their priority, or the queues' preemption policies): it waits for them to finish",
@@ -171,7 +173,7 @@ func cannotHelp(x core.Explanation) string {
 	return fmt.Sprintf("the %d workload(s) it may preempt of the %d holding what it lacks free too little: it waits for admitted workloads to finish", x.Allowed, x.Candidates)
 }
 
-func victims(vs []core.Victim) []visibilityv1beta1.PreemptionVictim {
+func victims(vs []scheduler.Victim) []visibilityv1beta1.PreemptionVictim {
 	out := make([]visibilityv1beta1.PreemptionVictim, 0, len(vs))
 	for _, v := range vs {
 		out = append(out, victim(v.Workload, v.Queue, string(v.Reason)))

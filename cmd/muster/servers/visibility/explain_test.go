@@ -11,6 +11,7 @@ import (
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 type allNamespaces struct{}
@@ -22,7 +23,7 @@ func (allNamespaces) Matches(map[string]string) bool { return true }
 // team-a/high (priority 50, 2 GPUs) admitted, and team-c/lost waiting for
 // a ClusterQueue that does not exist.
 func explainFixture(pending ...*core.Workload) Source {
-	c := core.NewCache()
+	c := quota.NewCache()
 	c.UpsertFlavor(&core.Flavor{Name: "a100"})
 	c.UpsertClusterQueue(&core.ClusterQueue{Name: "gpu", NamespaceSelector: allNamespaces{}, Weight: 1000,
 		Preemption: core.Preemption{WithinClusterQueue: core.PreemptLowerPriority},

@@ -14,12 +14,15 @@ import (
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/queue"
+	"github.com/musterhq/muster/internal/core/quota"
+	"github.com/musterhq/muster/internal/core/scheduler"
 )
 
 // Source is what the API reads: the scheduler's queues and its latest
 // pending reasons, in memory.
 type Source struct {
-	Queues *core.Queues
+	Queues *queue.Queues
 	// Synced reports whether the queues hold everything the API had (the
 	// replica leads and has rebuilt them).
 	Synced func() bool
@@ -27,16 +30,18 @@ type Source struct {
 	Reason func(key string) string
 	// Cache and Clock, when set, let the API run the scheduler's search
 	// for one workload (its explanation).
-	Cache *core.Cache
-	Clock clock.PassiveClock
+	Cache *quota.Cache
+	// Policy is the scheduler's, which the explanation's search runs under.
+	Policy scheduler.Config
+	Clock  clock.PassiveClock
 	// Order, when set, turns a ClusterQueue's priority order into the
 	// order its cycles try (admission fair sharing between LocalQueues).
-	Order func(clusterQueue string, o core.PendingOrder) core.PendingOrder
+	Order func(clusterQueue string, o queue.PendingOrder) queue.PendingOrder
 }
 
 // pending is a ClusterQueue's pending workloads in the order they are
 // tried.
-func (s Source) pending(clusterQueue string) (core.PendingOrder, bool) {
+func (s Source) pending(clusterQueue string) (queue.PendingOrder, bool) {
 	o, ok := s.Queues.Pending(clusterQueue)
 	if ok && s.Order != nil {
 		o = s.Order(clusterQueue, o)
@@ -156,7 +161,7 @@ func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime
 	if len(waiting) == 0 && !known {
 		return nil, apierrors.NewNotFound(visibilityv1beta1.Resource("localqueues"), name)
 	}
-	page := core.NewPendingOrder(waiting).Page(offset, limit, nil)
+	page := queue.NewPendingOrder(waiting).Page(offset, limit, nil)
 	for i := range page {
 		page[i].InClusterQueue = -1
 	}
@@ -164,7 +169,7 @@ func (p *pendingInLocalQueue) Get(ctx context.Context, name string, opts runtime
 }
 
 // summary turns positions into the API's items.
-func (p pendingWorkloads) summary(page []core.Position) *visibilityv1beta1.PendingWorkloadsSummary {
+func (p pendingWorkloads) summary(page []queue.Position) *visibilityv1beta1.PendingWorkloadsSummary {
 	items := make([]visibilityv1beta1.PendingWorkload, 0, len(page))
 	for _, pos := range page {
 		wl := pos.Workload

@@ -14,6 +14,7 @@ import (
 
 	visibilityv1beta1 "github.com/musterhq/muster/apis/visibility/v1beta1"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/queue"
 )
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -27,7 +28,7 @@ func pendingWl(ns, lq, name string, prio int32, age int) *core.Workload {
 // fixture is a ClusterQueue "gpu" fed by team-a/main and team-b/main, and a
 // LocalQueue team-c/lost whose ClusterQueue does not exist.
 func fixture() Source {
-	q := core.NewQueues()
+	q := queue.NewQueues()
 	q.UpsertClusterQueue("gpu", core.StrictFIFO)
 	q.UpsertLocalQueue("team-a", "main", "gpu")
 	q.UpsertLocalQueue("team-b", "main", "gpu")

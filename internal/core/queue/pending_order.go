@@ -1,0 +1,157 @@
+package queue
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/musterhq/muster/internal/core"
+)
+
+// PendingOrder is a ClusterQueue's pending workloads in queue order.
+type PendingOrder struct {
+	// Workloads are queued and parked workloads alike, ordered as the
+	// queue orders them (priority, then age): the order a StrictFIFO queue
+	// admits in, and the order a BestEffortFIFO queue tries them.
+	Workloads []*core.Workload
+	// inLocalQueue is each workload's position in its LocalQueue.
+	inLocalQueue []int
+}
+
+// NewPendingOrder orders workloads as a queue does and numbers them in
+// their LocalQueues.
+func NewPendingOrder(wls []*core.Workload) PendingOrder {
+	wls = slices.Clone(wls)
+	slices.SortFunc(wls, compareWorkloads)
+	return PendingOrder{Workloads: wls, inLocalQueue: localQueuePositions(wls)}
+}
+
+// localQueuePositions numbers ordered workloads within their LocalQueues.
+func localQueuePositions(wls []*core.Workload) []int {
+	type lqKey struct{ namespace, name string }
+	next := map[lqKey]int{}
+	out := make([]int, len(wls))
+	for i, wl := range wls {
+		k := lqKey{wl.Namespace, wl.Queue}
+		out[i] = next[k]
+		next[k]++
+	}
+	return out
+}
+
+// Pending returns a ClusterQueue's pending workloads in queue order, and
+// false if the ClusterQueue is unknown. The order is sorted once per change
+// of the queue and shared: callers must not modify it. The sort runs
+// outside the lock, so reading 100,000 positions does not stall a cycle.
+func (q *Queues) Pending(clusterQueue string) (PendingOrder, bool) {
+	q.mu.Lock()
+	pq, ok := q.queues[clusterQueue]
+	if !ok {
+		q.mu.Unlock()
+		return PendingOrder{}, false
+	}
+	if pq.sorted.Workloads != nil && pq.sortedAt == pq.version {
+		defer q.mu.Unlock()
+		return pq.sorted, true
+	}
+	version, all := pq.version, pq.all()
+	q.mu.Unlock()
+
+	order := NewPendingOrder(all)
+	q.mu.Lock()
+	if pq.version == version {
+		pq.sorted, pq.sortedAt = order, version
+	}
+	q.mu.Unlock()
+	return order, true
+}
+
+// WaitingForClusterQueue returns a LocalQueue's pending workloads that
+// wait for their queue chain (the LocalQueue or its ClusterQueue does not
+// exist yet), in queue order.
+func (q *Queues) WaitingForClusterQueue(namespace, localQueue string) []*core.Workload {
+	q.mu.Lock()
+	var out []*core.Workload
+	for _, wl := range q.orphans {
+		if wl.Namespace == namespace && wl.Queue == localQueue {
+			out = append(out, wl)
+		}
+	}
+	q.mu.Unlock()
+	slices.SortFunc(out, compareWorkloads)
+	return out
+}
+
+// Position is a pending workload with its place in its ClusterQueue and in
+// its LocalQueue, both from 0.
+type Position struct {
+	Workload                     *core.Workload
+	InClusterQueue, InLocalQueue int
+}
+
+// Page returns the positions of the workloads from offset, at most limit,
+// that keep returns true for (nil keeps all). Positions in the LocalQueue
+// count every workload of that LocalQueue before, kept or not. The
+// positions were numbered with the order, so a page costs its length (and,
+// filtered, one call of keep per workload before its end).
+func (o PendingOrder) Page(offset, limit int, keep func(*core.Workload) bool) []Position {
+	if o.inLocalQueue == nil {
+		o.inLocalQueue = localQueuePositions(o.Workloads)
+	}
+	out := make([]Position, 0, min(limit, len(o.Workloads)))
+	if keep == nil {
+		for i := offset; i < len(o.Workloads) && len(out) < limit; i++ {
+			out = append(out, Position{Workload: o.Workloads[i], InClusterQueue: i, InLocalQueue: o.inLocalQueue[i]})
+		}
+		return out
+	}
+	kept := 0
+	for i, wl := range o.Workloads {
+		if len(out) == limit {
+			break
+		}
+		if !keep(wl) {
+			continue
+		}
+		if kept++; kept > offset {
+			out = append(out, Position{Workload: wl, InClusterQueue: i, InLocalQueue: o.inLocalQueue[i]})
+		}
+	}
+	return out
+}
+
+// compareWorkloads is before as a three-way comparison, in one pass.
+func compareWorkloads(a, b *core.Workload) int {
+	if a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Key, b.Key)
+}
+
+// OldestPending is the creation time of a ClusterQueue's oldest pending
+// workload (zero if none): what an alert on workloads waiting too long
+// reads. It walks the queue, as often as the queue's status is refreshed.
+func (q *Queues) OldestPending(clusterQueue string) time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	pq := q.queues[clusterQueue]
+	if pq == nil {
+		return time.Time{}
+	}
+	var oldest time.Time
+	for _, wl := range pq.heap.items {
+		if oldest.IsZero() || wl.Created.Before(oldest) {
+			oldest = wl.Created
+		}
+	}
+	for _, wl := range pq.parked {
+		if oldest.IsZero() || wl.Created.Before(oldest) {
+			oldest = wl.Created
+		}
+	}
+	return oldest
+}

@@ -1,0 +1,152 @@
+package scheduler
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/coretest"
+	"github.com/musterhq/muster/internal/core/queue"
+)
+
+// Room held for a workload that needs preemption but has no victims yet.
+// Each case failed before the hold existed.
+
+// holdQueue is a queue of 6 GPUs whose workloads preempt lower-priority
+// ones of their own, outside any cohort.
+func holdQueue() *testCache {
+	cq := coretest.GPUQueue("q", coretest.GPUs("a100", 6))
+	cq.Preemption = core.Preemption{WithinClusterQueue: core.PreemptLowerPriority, ReclaimWithinCohort: core.PreemptAny}
+	return cacheWith([]*core.ClusterQueue{cq}, "a100")
+}
+
+// A workload that needs preemption but has no victims (what is in its way
+// has its own priority, and may run for days) holds no room when its queue
+// can always reclaim what it lends: lower-priority workloads may use the
+// free quota meanwhile. When it cannot always reclaim (Kueue's rule), the
+// room is held and the waiter is not parked, so it holds it every cycle.
+func TestRoomHeldForAPreemptorWithoutVictimsOnlyIfUnreclaimable(t *testing.T) {
+	for reclaim, wantSmall := range map[core.PreemptionPolicy]bool{core.PreemptAny: true, core.PreemptLowerPriority: false} {
+		c := holdQueue()
+		cq := coretest.GPUQueue("q", coretest.GPUs("a100", 6))
+		cq.Preemption = core.Preemption{WithinClusterQueue: core.PreemptLowerPriority, ReclaimWithinCohort: reclaim}
+		c.UpsertClusterQueue(cq)
+		c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload("running", 10, 0, 1, 4), "q", "a100"))
+		ds := Schedule(c.Snapshot(), map[string][]*core.Workload{"q": {coretest.GPUWorkload("waiter", 10, 1, 1, 4), coretest.GPUWorkload("small", 0, 2, 1, 2)}})
+		if got := slices.Contains(names(ds, true), "small"); got != wantSmall {
+			t.Errorf("reclaim %v: small admitted = %v, want %v", reclaim, got, wantSmall)
+		}
+		if !wantSmall && ds[0].Park {
+			t.Errorf("reclaim %v: the waiter holding room was parked", reclaim)
+		}
+	}
+}
+
+// Without any preemption nothing is held: lower-priority workloads may pass
+// (BestEffortFIFO), as in Kueue.
+func TestNothingHeldWithoutPreemption(t *testing.T) {
+	cq := coretest.GPUQueue("q", coretest.GPUs("a100", 6))
+	cq.Preemption = core.Preemption{ReclaimWithinCohort: core.PreemptAny}
+	c := cacheWith([]*core.ClusterQueue{cq}, "a100")
+	c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload("running", 10, 0, 1, 4), "q", "a100"))
+	ds := Schedule(c.Snapshot(), map[string][]*core.Workload{"q": {coretest.GPUWorkload("big", 10, 1, 1, 4), coretest.GPUWorkload("small", 0, 2, 1, 2)}})
+	if got := names(ds, true); !slices.Equal(got, []string{"small"}) {
+		t.Errorf("admitted %v, want [small]", got)
+	}
+}
+
+// A pending workload that goes away (deleted, deactivated) gives those
+// parked behind it another chance at once.
+func TestForgottenWorkloadUnparksItsQueue(t *testing.T) {
+	q := queue.NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+	holder, behind := coretest.GPUWorkload("holder", 10, 0, 1, 4), coretest.GPUWorkload("behind", 0, 1, 1, 2)
+	q.AddOrUpdate(holder)
+	q.AddOrUpdate(behind)
+	q.Park(behind, seqOf(q))
+	q.Forget(holder.Key)
+	if got := headNames(q, "cq"); !slices.Equal(got, []string{"behind"}) {
+		t.Errorf("heads %v, want [behind]", got)
+	}
+}
+
+// Two preemptors short of the same flavor-resource in one cohort: the
+// second waits a cycle instead of picking further victims for room the
+// first one's victims may free (Kueue skips preemptors whose targets
+// overlap).
+func TestOnePreemptorTakesBackPerCohortAndResourcePerCycle(t *testing.T) {
+	mk := func(name string, n int64) *core.ClusterQueue {
+		cq := inCohort(coretest.GPUQueue(name, coretest.GPUs("a100", n)), "c")
+		cq.Preemption = core.Preemption{ReclaimWithinCohort: core.PreemptAny}
+		return cq
+	}
+	c := cacheWith([]*core.ClusterQueue{mk("a", 4), mk("b", 4), mk("borrower", 0)}, "a100")
+	for i, name := range []string{"x1", "x2"} {
+		c.AddOrUpdateWorkload(at(coretest.Admitted(coretest.GPUWorkload(name, 0, i, 1, 4), "borrower", "a100"), i))
+	}
+	ds := Schedule(c.Snapshot(), map[string][]*core.Workload{"a": {coretest.GPUWorkload("wa", 0, 10, 1, 4)}, "b": {coretest.GPUWorkload("wb", 0, 11, 1, 4)}})
+	victims := 0
+	for _, d := range ds {
+		victims += len(d.Victims)
+	}
+	if victims != 1 {
+		t.Errorf("%d victims in one cycle, want 1", victims)
+	}
+}
+
+// With a preemption delay a workload that fits only by preempting holds
+// its room for that long first; if enough frees meanwhile, nobody is
+// evicted. Once the delay has passed it preempts.
+func TestPreemptionDelay(t *testing.T) {
+	c := holdQueue()
+	c.cfg.PreemptionDelay = 2 * time.Second
+	c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload("low", 0, 0, 1, 4), "q", "a100"))
+	high := coretest.GPUWorkload("high", 10, 1, 1, 4)
+	s := c.Snapshot()
+	s.SetNow(coretest.Epoch)
+	d := Schedule(s, map[string][]*core.Workload{"q": {high, coretest.GPUWorkload("small", 0, 2, 1, 2)}})
+	if len(d[0].Victims) != 0 || !d[0].NeedsPreemption || d[0].RetryAfter != 2*time.Second || d[0].Park {
+		t.Fatalf("first attempt: %+v", d[0])
+	}
+	if d[1].Admission != nil {
+		t.Error("a lower-priority workload took the room held for the preemptor")
+	}
+	high.NeedsPreemptionSince = coretest.Epoch
+	s = c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(time.Second))
+	if d := Schedule(s, map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 0 || d[0].RetryAfter != time.Second {
+		t.Fatalf("within the delay: %+v", d[0])
+	}
+	s = c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(2 * time.Second))
+	if d := Schedule(s, map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 1 {
+		t.Fatalf("after the delay it preempts: %+v", d[0])
+	}
+}
+
+// The queues remember when a workload first needed preemption, until it
+// changes or leaves.
+func TestQueuesRememberWhenPreemptionWasNeeded(t *testing.T) {
+	q := queue.NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+	w := coretest.GPUWorkload("w", 0, 0, 1, 4)
+	q.AddOrUpdate(w)
+	q.NeedsPreemption(w.Key, coretest.Epoch)
+	q.NeedsPreemption(w.Key, coretest.Epoch.Add(time.Minute)) // the first time counts
+	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.Equal(coretest.Epoch) {
+		t.Errorf("since %s, want %s", got, coretest.Epoch)
+	}
+	q.NoLongerNeedsPreemption(w.Key) // it waited behind another meanwhile
+	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {
+		t.Errorf("a need that lapsed starts over, got %s", got)
+	}
+	q.NeedsPreemption(w.Key, coretest.Epoch)
+	shrunk := coretest.GPUWorkload("w", 0, 0, 1, 2)
+	q.AddOrUpdate(shrunk)
+	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {
+		t.Errorf("a changed workload starts over, got %s", got)
+	}
+}
