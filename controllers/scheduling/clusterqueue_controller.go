@@ -56,7 +56,7 @@ func (r *ClusterQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request
 }
 
 func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if err := r.state.waitSynced(ctx); err != nil {
+	if err := r.state.WaitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	var cq musterv1beta1.ClusterQueue
@@ -72,7 +72,7 @@ func (r *ClusterQueueReconciler) reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, err
 	}
 	if gen, ok := r.generations[cq.Name]; !ok || gen != cq.Generation || !cq.DeletionTimestamp.IsZero() {
-		r.state.applyClusterQueue(&cq)
+		r.state.ApplyClusterQueue(&cq)
 		r.generations[cq.Name] = cq.Generation
 	}
 	wait, err := r.updateStatus(ctx, &cq)

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/test/builder"
 )
 
 // TestActiveCondition: a ClusterQueue that admits nothing says why, with a
@@ -35,7 +36,7 @@ func TestActiveCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			state := NewState()
 			if tc.flavor {
-				state.applyFlavor(quotaOnlyFlavor("a100"))
+				state.ApplyFlavor(builder.MakeResourceFlavor("a100").QuotaOnly().Obj())
 			}
 			for child, parent := range map[string]string{"left": "right", "right": "left", "leaf": "root"} {
 				state.applyCohort(&musterv1beta1.Cohort{ObjectMeta: metav1.ObjectMeta{Name: child},
@@ -49,7 +50,7 @@ func TestActiveCondition(t *testing.T) {
 			if tc.deleted {
 				cq.DeletionTimestamp = &now
 			}
-			state.applyClusterQueue(cq)
+			state.ApplyClusterQueue(cq)
 			c := activeCondition(cq, state.Cache.ClusterQueueStatus("cq"))
 			if c.Status != tc.status || c.Reason != tc.reason || !strings.Contains(c.Message, tc.contains) {
 				t.Errorf("Active = %s/%s %q, want %s/%s containing %q", c.Status, c.Reason, c.Message, tc.status, tc.reason, tc.contains)

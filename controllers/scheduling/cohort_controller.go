@@ -37,7 +37,7 @@ func (r *CohortReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 }
 
 func (r *CohortReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if err := r.state.waitSynced(ctx); err != nil {
+	if err := r.state.WaitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	before := r.queuesUnder(req.Name)

@@ -184,9 +184,9 @@ func amountPtr(res string, q *resource.Quantity) *int64 {
 	return &v
 }
 
-// toWorkload builds the core's view of a Workload: per-pod requests
+// ToWorkload builds the core's view of a Workload: per-pod requests
 // computed as the kubelet would (init containers, sidecars, overhead).
-func toWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
+func ToWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
 	return toWorkloadWith(wl, namespaceLabels, func(string) string { return "" })
 }
 
@@ -288,7 +288,7 @@ func toAdmission(adm *musterv1beta1.Admission, podSets []core.PodSet, topologyOf
 	return out
 }
 
-func fromAdmission(adm *core.Admission) *musterv1beta1.Admission {
+func FromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 	out := &musterv1beta1.Admission{ClusterQueue: musterv1beta1.ClusterQueueReference(adm.ClusterQueue)}
 	for _, psa := range adm.PodSets {
 		a := musterv1beta1.PodSetAssignment{
@@ -329,8 +329,8 @@ func joinedAt(wl *musterv1beta1.Workload) time.Time {
 	return t
 }
 
-// evictionReason is the Evicted reason of a core eviction.
-func evictionReason(e scheduler.Eviction) string {
+// EvictionReason is the Evicted reason of a core eviction.
+func EvictionReason(e scheduler.Eviction) string {
 	switch e {
 	case scheduler.ClusterQueueStopped:
 		return musterv1beta1.ReasonClusterQueueStopped
@@ -342,8 +342,8 @@ func evictionReason(e scheduler.Eviction) string {
 	return musterv1beta1.ReasonEvicted
 }
 
-// preemptionReason is the Preempted reason of a core preemption.
-func preemptionReason(r scheduler.PreemptionReason) string {
+// PreemptionReason is the Preempted reason of a core preemption.
+func PreemptionReason(r scheduler.PreemptionReason) string {
 	switch r {
 	case scheduler.InClusterQueue:
 		return musterv1beta1.ReasonInClusterQueue

@@ -17,7 +17,7 @@ func TestReasonsOfTheCore(t *testing.T) {
 		scheduler.ClusterQueueStopped: musterv1beta1.ReasonClusterQueueStopped,
 		scheduler.LocalQueueStopped:   musterv1beta1.ReasonLocalQueueStopped,
 	} {
-		if got := evictionReason(e); got != want {
+		if got := EvictionReason(e); got != want {
 			t.Errorf("eviction %d written as %s, want %s", e, got, want)
 		}
 	}
@@ -27,7 +27,7 @@ func TestReasonsOfTheCore(t *testing.T) {
 		scheduler.InCohortReclaimWhileBorrowing: musterv1beta1.ReasonInCohortReclaimWhileBorrowing,
 		scheduler.InCohortFairSharing:           musterv1beta1.ReasonInCohortFairSharing,
 	} {
-		if got := preemptionReason(r); got != want {
+		if got := PreemptionReason(r); got != want {
 			t.Errorf("preemption %s written as %s, want %s", r, got, want)
 		}
 	}

@@ -29,7 +29,7 @@ type usageSampler struct {
 func (u *usageSampler) NeedLeaderElection() bool { return true }
 
 func (u *usageSampler) Start(ctx context.Context) error {
-	if err := u.state.waitSynced(ctx); err != nil {
+	if err := u.state.WaitSynced(ctx); err != nil {
 		return nil
 	}
 	log.FromContext(ctx).Info("Sampling usage for decayed fair sharing", "interval", u.interval)

@@ -40,7 +40,7 @@ func (r *LocalQueueReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 }
 
 func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if err := r.state.waitSynced(ctx); err != nil {
+	if err := r.state.WaitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	var lq musterv1beta1.LocalQueue
@@ -53,7 +53,7 @@ func (r *LocalQueueReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		return ctrl.Result{}, err
 	}
-	r.state.applyLocalQueue(&lq)
+	r.state.ApplyLocalQueue(&lq)
 	wait, err := r.updateStatus(ctx, &lq)
 	return ctrl.Result{RequeueAfter: wait}, err
 }

@@ -23,7 +23,7 @@ type PriorityClassReconciler struct {
 
 // Reconcile applies one WorkloadPriorityClass.
 func (r *PriorityClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if err := r.state.waitSynced(ctx); err != nil {
+	if err := r.state.WaitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	var wpc musterv1beta1.WorkloadPriorityClass

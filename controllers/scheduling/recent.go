@@ -51,3 +51,6 @@ func (l *recentLog) newestFirst() []RecentEvent {
 // Recent is the scheduler's latest admissions, evictions and preemptions,
 // newest first.
 func (s *State) Recent() []RecentEvent { return s.recent.newestFirst() }
+
+// Record adds an admission, eviction or preemption to the recent ones.
+func (s *State) Record(e RecentEvent) { s.recent.add(e) }

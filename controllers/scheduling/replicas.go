@@ -67,9 +67,9 @@ func (s *State) resyncSource(controllerName string) source.Source {
 	return source.Channel(s.leader.resync[controllerName], &handler.EnqueueRequestForObject{})
 }
 
-// becomeLeader marks the replica leading and hands every object of the
+// BecomeLeader marks the replica leading and hands every object of the
 // writing controllers to them again, from the informers' cache.
-func (s *State) becomeLeader(ctx context.Context, reader client.Reader) {
+func (s *State) BecomeLeader(ctx context.Context, reader client.Reader) {
 	s.leader.leading.Store(true)
 	for name, newList := range resyncKinds {
 		list := newList()
@@ -175,10 +175,10 @@ func objectsOf(list client.ObjectList) []client.Object {
 	return out
 }
 
-// restoreDecayedFrom takes the decayed usage the previous leader last wrote
+// RestoreDecayedFrom takes the decayed usage the previous leader last wrote
 // into the queues' and cohorts' status, as a fresh start does: a follower
 // samples none of its own.
-func (s *State) restoreDecayedFrom(ctx context.Context, reader client.Reader) error {
+func (s *State) RestoreDecayedFrom(ctx context.Context, reader client.Reader) error {
 	var cohorts musterv1beta1.CohortList
 	var cqs musterv1beta1.ClusterQueueList
 	var lqs musterv1beta1.LocalQueueList

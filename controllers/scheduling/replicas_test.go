@@ -57,7 +57,7 @@ func TestNewLeaderReconcilesEveryObjectAgain(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(scheme()).WithObjects(objs...).Build()
 	state := NewState()
 	g.Expect(state.Leading()).To(BeFalse())
-	state.becomeLeader(context.Background(), reader)
+	state.BecomeLeader(context.Background(), reader)
 	g.Expect(state.Leading()).To(BeTrue())
 	var names []string
 	for range 2 {

@@ -32,7 +32,7 @@ func (r *ResourceFlavorReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 }
 
 func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if err := r.state.waitSynced(ctx); err != nil {
+	if err := r.state.WaitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	var rf musterv1beta1.ResourceFlavor
@@ -48,7 +48,7 @@ func (r *ResourceFlavorReconciler) reconcile(ctx context.Context, req ctrl.Reque
 		r.state.Cache.DeleteFlavor(req.Name)
 		affected = r.state.Cache.QueuesUsingFlavor(req.Name)
 	} else {
-		affected = r.state.applyFlavor(&rf)
+		affected = r.state.ApplyFlavor(&rf)
 	}
 	if len(affected) > 0 {
 		r.state.Queues.Unpark(affected...)

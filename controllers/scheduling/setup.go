@@ -35,20 +35,17 @@ type Options struct {
 	// sampled every UsageSampling (fairSharing.usage).
 	UsageDecay    *quota.DecayConfig
 	UsageSampling time.Duration
-	// WriteLatency, when set, follows the manager's writes (its Wrap on
-	// the rest.Config the manager was built from) and sizes the admission
-	// writers by it.
-	WriteLatency *WriteLatency
 }
 
-// Setup registers the core controllers and the scheduler on a manager and
-// returns the state they share.
+// Setup registers the controllers that keep the core in line with the API
+// on a manager and returns the state they keep; the admission loop
+// (package admission) runs over it.
 func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	fairSharing := opts.FairSharing
 	state := NewState()
 	state.Config = scheduler.Config{FairSharing: fairSharing, BlockAdmission: opts.BlockAdmission,
 		PreemptionDelay: opts.PreemptionDelay, NodeFailureGrace: opts.NodeFailureGrace}
-	state.requeueByCreation = opts.RequeueByCreation
+	state.RequeueByCreation = opts.RequeueByCreation
 	state.defaultGang = opts.DefaultGang
 	state.statusReason = reasonInStatus(mgr.GetCache())
 	if opts.UsageDecay != nil {
@@ -83,9 +80,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	})); err != nil {
 		return nil, err
 	}
-	s := newScheduler(mgr.GetClient(), mgr.GetCache(), state, mgr.GetEventRecorder("muster-scheduler"), opts.Clock, mgr.GetConfig().QPS)
-	s.writes.latency = opts.WriteLatency
-	return state, mgr.Add(s)
+	return state, nil
 }
 
 // everyReplicaRunnable runs fn on every replica, leader or not.

@@ -37,9 +37,9 @@ type State struct {
 	// Tracker holds the cache and queues and the policy of who gets
 	// another chance when a workload, a queue or quota changes.
 	*scheduler.Tracker
-	// requeueByCreation orders workloads requeued after a PodsReady timeout
+	// RequeueByCreation orders workloads requeued after a PodsReady timeout
 	// by their creation (requeuingStrategy.timestamp: Creation).
-	requeueByCreation bool
+	RequeueByCreation bool
 	// synced is closed once the scheduler has rebuilt the core from the
 	// API; controllers apply nothing before, so a rebuild from an older
 	// list never overwrites what they applied.
@@ -57,9 +57,9 @@ type State struct {
 	// defaultGang is the gang scheduler of ClusterQueues that name none
 	// (gangScheduling.provider).
 	defaultGang musterv1beta1.GangSchedulerProvider
-	// reasonOf is the scheduler's latest pending reason of a workload (set
+	// ReasonOf is the scheduler's latest pending reason of a workload (set
 	// with the scheduler, before the manager starts).
-	reasonOf func(key string) (core.Pending, bool)
+	ReasonOf func(key string) (core.Pending, bool)
 	// recent are the scheduler's latest writes, for the dashboard.
 	recent recentLog
 	// leader is whether this replica leads (replicas.go).
@@ -80,13 +80,13 @@ func NewState() *State {
 	}
 }
 
-// applyFlavor applies a ResourceFlavor and returns the ClusterQueues using
+// ApplyFlavor applies a ResourceFlavor and returns the ClusterQueues using
 // it when it is new or changed, none otherwise. Its controller runs for
 // every admission that finishes (for its in-use finalizer): unparking and
 // refreshing every queue on the flavor each time would re-decide every
 // backlog and snapshot every cohort tree on the flavor, once per finished
 // workload.
-func (s *State) applyFlavor(rf *musterv1beta1.ResourceFlavor) []string {
+func (s *State) ApplyFlavor(rf *musterv1beta1.ResourceFlavor) []string {
 	if !s.Cache.UpsertFlavor(toFlavor(rf)) {
 		return nil
 	}
@@ -97,10 +97,10 @@ func (s *State) applyCohort(co *musterv1beta1.Cohort) {
 	s.Cache.UpsertCohort(toCohort(co))
 }
 
-// applyClusterQueue applies a ClusterQueue; its parked workloads and those
+// ApplyClusterQueue applies a ClusterQueue; its parked workloads and those
 // of its cohort tree get another chance, since a spec change (joining a
 // cohort, lending more) may let them fit.
-func (s *State) applyClusterQueue(cq *musterv1beta1.ClusterQueue) {
+func (s *State) ApplyClusterQueue(cq *musterv1beta1.ClusterQueue) {
 	q := toClusterQueue(cq)
 	if q.Gang == "" {
 		q.Gang = string(s.defaultGang)
@@ -128,9 +128,9 @@ func (s *State) SetGangServed(provider string, served bool, detail string) {
 	}
 }
 
-// applyLocalQueue applies a LocalQueue; a resumed one's workloads are
+// ApplyLocalQueue applies a LocalQueue; a resumed one's workloads are
 // tried again.
-func (s *State) applyLocalQueue(lq *musterv1beta1.LocalQueue) {
+func (s *State) ApplyLocalQueue(lq *musterv1beta1.LocalQueue) {
 	key := lq.Namespace + "/" + lq.Name
 	now := localQueueState{clusterQueue: string(lq.Spec.ClusterQueue), stop: toStop(lq.Spec.StopPolicy), weight: weightOf(lq.Spec.FairSharing)}
 	s.mu.Lock()
@@ -165,8 +165,8 @@ type localQueueState struct {
 // markSynced records that the core holds everything the API had.
 func (s *State) markSynced() { s.syncedOnce.Do(func() { close(s.synced) }) }
 
-// waitSynced blocks until the core was rebuilt, or ctx ends.
-func (s *State) waitSynced(ctx context.Context) error {
+// WaitSynced blocks until the core was rebuilt, or ctx ends.
+func (s *State) WaitSynced(ctx context.Context) error {
 	select {
 	case <-s.synced:
 		return nil
@@ -175,18 +175,18 @@ func (s *State) waitSynced(ctx context.Context) error {
 	}
 }
 
-// applyWorkload puts a workload where its status says it belongs: holding
+// ApplyWorkload puts a workload where its status says it belongs: holding
 // quota in the cache, pending in the queues, or nowhere once finished. A
 // workload requeued with a backoff is kept out of the queues until its
 // requeue time, which is returned (zero otherwise).
-func (s *State) applyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string, now time.Time) time.Time {
+func (s *State) ApplyWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string, now time.Time) time.Time {
 	phase := phaseOf(wl, now)
 	w := &core.Workload{Key: wl.Namespace + "/" + wl.Name}
 	switch phase {
 	case scheduler.PhaseHolding:
 		w = toWorkloadWith(wl, namespaceLabels, s.Cache.FlavorTopology)
 	case scheduler.PhasePending:
-		w = s.pendingWorkload(wl, namespaceLabels)
+		w = s.PendingWorkload(wl, namespaceLabels)
 	}
 	s.Apply(phase, w)
 	if phase == scheduler.PhaseBackoff {
@@ -212,11 +212,11 @@ func phaseOf(wl *musterv1beta1.Workload, now time.Time) scheduler.Phase {
 	return scheduler.PhasePending
 }
 
-// pendingWorkload is the core's view of a pending workload, ordered in its
+// PendingWorkload is the core's view of a pending workload, ordered in its
 // queue as the requeuing strategy says.
-func (s *State) pendingWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
+func (s *State) PendingWorkload(wl *musterv1beta1.Workload, namespaceLabels map[string]string) *core.Workload {
 	w := toWorkloadWith(wl, namespaceLabels, s.Cache.FlavorTopology)
-	if s.requeueByCreation {
+	if s.RequeueByCreation {
 		if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued); c != nil &&
 			c.Reason == musterv1beta1.ReasonPodsReadyTimeout {
 			w.Created = joinedAt(wl)

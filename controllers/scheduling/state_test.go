@@ -9,6 +9,7 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/internal/workload"
+	"github.com/musterhq/muster/test/builder"
 )
 
 // TestPhaseOf: a Workload's status says where the core keeps it.
@@ -16,7 +17,7 @@ func TestPhaseOf(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	adm := &musterv1beta1.Admission{ClusterQueue: "cq"}
 	mk := func(f func(wl *musterv1beta1.Workload)) *musterv1beta1.Workload {
-		wl := gpuWorkload("w", 0, "1")
+		wl := builder.MakeWorkload("w", "ns").Queue("lq").Priority(0).Request("nvidia.com/gpu", "1").Created(time.Now()).Obj()
 		f(wl)
 		return wl
 	}

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
-	"github.com/musterhq/muster/internal/core"
 )
 
 // What the visibility API reads of the scheduling state: the queues' order
@@ -33,8 +32,8 @@ func (s *State) Synced() bool {
 // leader's first cycle decided it, what the condition says; empty when
 // neither knows.
 func (s *State) PendingReason(key string) string {
-	if s.reasonOf != nil && s.Leading() {
-		if why, ok := s.reasonOf(key); ok {
+	if s.ReasonOf != nil && s.Leading() {
+		if why, ok := s.ReasonOf(key); ok {
 			return why.Message()
 		}
 	}
@@ -61,12 +60,4 @@ func reasonInStatus(reader client.Reader) func(key string) string {
 		}
 		return ""
 	}
-}
-
-// reason returns the latest reason recorded for a workload.
-func (r *reasonWriter) reason(key string) (core.Pending, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	why, ok := r.latest[key]
-	return why, ok
 }

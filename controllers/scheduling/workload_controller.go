@@ -45,7 +45,7 @@ func (r *WorkloadReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 }
 
 func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if err := r.state.waitSynced(ctx); err != nil {
+	if err := r.state.WaitSynced(ctx); err != nil {
 		return ctrl.Result{}, err
 	}
 	var wl musterv1beta1.Workload
@@ -61,7 +61,7 @@ func (r *WorkloadReconciler) reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	now := r.clock.Now()
-	if until := r.state.applyWorkload(&wl, ns.Labels, now); !until.IsZero() {
+	if until := r.state.ApplyWorkload(&wl, ns.Labels, now); !until.IsZero() {
 		msg := fmt.Sprintf("Waiting for the requeue backoff to end at %s", until.UTC().Format(time.RFC3339))
 		return ctrl.Result{RequeueAfter: until.Sub(now)}, setPending(ctx, r.client, &wl, musterv1beta1.ReasonBackoff, msg, now)
 	}
@@ -92,13 +92,13 @@ func (r *WorkloadReconciler) reportMissingQueue(ctx context.Context, wl *musterv
 // already says exactly that: unchanged reasons cost no API write. A write
 // onto a stale version is skipped: the newer version is reconciled anyway.
 func setPending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string, now time.Time) error {
-	_, err := writePending(ctx, c, wl, reason, msg, now)
+	_, err := WritePending(ctx, c, wl, reason, msg, now)
 	return err
 }
 
-// writePending is setPending reporting whether the workload now says it:
+// WritePending is setPending reporting whether the workload now says it:
 // false when the write was skipped on a stale or deleted workload.
-func writePending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string, now time.Time) (bool, error) {
+func WritePending(ctx context.Context, c client.Client, wl *musterv1beta1.Workload, reason, msg string, now time.Time) (bool, error) {
 	_, err := wlstatus.Patch(ctx, c, wl, func(wl *musterv1beta1.Workload) bool { return workload.SetPending(wl, reason, msg, now) })
 	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
 		log.FromContext(ctx).V(2).Info("Skipped pending reason on a stale workload", "workload", klog.KObj(wl))

@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -44,6 +46,12 @@ func (b *WorkloadBuilder) PodSets(ps ...musterv1beta1.PodSet) *WorkloadBuilder {
 // Request sets a per-pod request of the first pod set.
 func (b *WorkloadBuilder) Request(name corev1.ResourceName, q string) *WorkloadBuilder {
 	setRequest(&b.wl.Spec.PodSets[0].Template.Spec, name, q)
+	return b
+}
+
+// Created sets the creation time.
+func (b *WorkloadBuilder) Created(t time.Time) *WorkloadBuilder {
+	b.wl.CreationTimestamp = metav1.NewTime(t)
 	return b
 }
 

@@ -31,6 +31,7 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/cmd/muster/servers/dashboard"
 	"github.com/musterhq/muster/cmd/muster/servers/visibility"
+	"github.com/musterhq/muster/controllers/admission"
 	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
@@ -121,7 +122,7 @@ func NewManager(restConfig *rest.Config, cfg *configv1beta1.Configuration, opts 
 	rc := rest.CopyConfig(restConfig)
 	rc.QPS = *cfg.ClientConnection.QPS
 	rc.Burst = int(*cfg.ClientConnection.Burst)
-	writeLatency := scheduling.NewWriteLatency()
+	writeLatency := admission.NewWriteLatency()
 	rc.Wrap(writeLatency.Wrap)
 	mgrOpts := managerOptions(scheme, cfg)
 	for _, t := range o.tweaks {
@@ -214,7 +215,7 @@ func metricsOptions(m configv1beta1.MetricsConfig) metricsserver.Options {
 // webhook server started, only once the certificates exist. writeLatency,
 // if not nil, follows the writes of the rest.Config mgr was built from and
 // sizes the admission writers by them.
-func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.WithTicker, writeLatency *scheduling.WriteLatency) error {
+func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.WithTicker, writeLatency *admission.WriteLatency) error {
 	jobOpts := jobOptions(cfg, clk)
 	jobOpts.Gang = gang.New(mgr.GetClient(), gang.ConfigFrom(cfg.GangScheduling))
 	setupWebhooks := func() error {
@@ -240,12 +241,14 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 		RequeueByCreation: ptr.Deref(wfpr.RequeuingStrategy.Timestamp, configv1beta1.EvictionTimestamp) == configv1beta1.CreationTimestamp,
 		Clock:             clk,
 		DefaultGang:       musterv1beta1.GangSchedulerProvider(cfg.GangScheduling.Provider),
-		WriteLatency:      writeLatency,
 	}
 	coreOpts.UsageDecay, coreOpts.UsageSampling = usageDecay(cfg.FairSharing)
 	state, err := scheduling.Setup(mgr, coreOpts)
 	if err != nil {
 		return fmt.Errorf("setting up the core controllers: %w", err)
+	}
+	if err := admission.Setup(mgr, state, clk, writeLatency); err != nil {
+		return fmt.Errorf("setting up the admission loop: %w", err)
 	}
 	if err := setupVisibility(mgr, cfg, state, clk, certsReady); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package scheduling
+package admission
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/core/scheduler"
 )
@@ -18,18 +19,18 @@ import (
 // loopWorld is preemptingState holding a 4-GPU low-priority workload
 // (admitted and written), with a preemptor, one that waits behind it and
 // one that can never fit pending: the API objects and the state.
-func loopWorld(now time.Time) (*State, []*musterv1beta1.Workload) {
+func loopWorld(now time.Time) (*scheduling.State, []*musterv1beta1.Workload) {
 	state := preemptingState()
 	low := gpuWorkload("low", 0, "4")
 	adm := &core.Admission{ClusterQueue: "cq", PodSets: []core.PodSetAssignment{{
 		Name: "main", Count: 1, Flavors: map[string]string{"nvidia.com/gpu": "a100"}, Usage: core.Requests{"nvidia.com/gpu": 4}}}}
-	low.Status.Admission = fromAdmission(adm)
-	victim := toWorkload(low, nil)
+	low.Status.Admission = scheduling.FromAdmission(adm)
+	victim := scheduling.ToWorkload(low, nil)
 	victim.Admission = adm
 	_ = state.Cache.Assume(victim)
 	objs := []*musterv1beta1.Workload{low}
 	for _, w := range []*musterv1beta1.Workload{gpuWorkload("high", 10, "4"), gpuWorkload("mid", 5, "1"), gpuWorkload("huge", 20, "9")} {
-		state.applyWorkload(w, nil, now)
+		state.ApplyWorkload(w, nil, now)
 		objs = append(objs, w)
 	}
 	return state, objs
@@ -42,7 +43,7 @@ type loopOutcome struct {
 	reasons                  map[string]core.PendingKind
 }
 
-func outcomeOf(state *State, reasons map[string]core.PendingKind) loopOutcome {
+func outcomeOf(state *scheduling.State, reasons map[string]core.PendingKind) loopOutcome {
 	var o loopOutcome
 	for _, w := range heads(state)["cq"] {
 		o.heads = append(o.heads, w.Key)
@@ -103,7 +104,7 @@ func TestSchedulerLoopIsTheCoresLoop(t *testing.T) {
 // coreCycle is the simulator's loop on a state: the decisions applied as
 // test/sim applies them (evictions marked, admissions assumed), then
 // settled; it returns each pending workload's reason.
-func coreCycle(state *State, now time.Time) map[string]core.PendingKind {
+func coreCycle(state *scheduling.State, now time.Time) map[string]core.PendingKind {
 	state.Queues.UnparkDue(now)
 	hs, seq := state.Queues.Heads()
 	snap := state.Snapshot()

@@ -1,4 +1,4 @@
-package scheduling
+package admission
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/workload"
 )
@@ -228,7 +229,7 @@ func (r *reasonWriter) write(ctx context.Context, key string) {
 		return
 	}
 	news := r.isNews(&wl, written, &why, msg)
-	done, err := writePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg, r.clock.Now())
+	done, err := scheduling.WritePending(ctx, r.client, &wl, musterv1beta1.ReasonPending, msg, r.clock.Now())
 	if err != nil {
 		if ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "Failed to update the pending reason", "workload", klog.KObj(&wl))
@@ -264,4 +265,12 @@ func (r *reasonWriter) isNews(wl *musterv1beta1.Workload, written writtenReason,
 		return false
 	}
 	return !written.reason.SameButAmounts(why)
+}
+
+// reason returns the latest reason recorded for a workload.
+func (r *reasonWriter) reason(key string) (core.Pending, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	why, ok := r.latest[key]
+	return why, ok
 }

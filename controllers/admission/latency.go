@@ -1,4 +1,4 @@
-package scheduling
+package admission
 
 import (
 	"net/http"

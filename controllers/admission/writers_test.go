@@ -1,4 +1,4 @@
-package scheduling
+package admission
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/scheduling"
 )
 
 // A cycle decides no more admissions than the writers can take now; the
@@ -39,7 +40,7 @@ func TestCycleAdmitsOnlyWhatItCanWrite(t *testing.T) {
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(o), &wl); err != nil {
 			t.Fatal(err)
 		}
-		state.applyWorkload(&wl, nil, time.Now())
+		state.ApplyWorkload(&wl, nil, time.Now())
 	}
 	s := newScheduler(c, c, state, events.NewFakeRecorder(100), clocktesting.NewFakeClock(time.Now()), 50)
 	s.cycle(context.Background())
@@ -69,7 +70,7 @@ func TestCycleAdmitsOnlyWhatItCanWrite(t *testing.T) {
 }
 
 // drainWake consumes a pending wake-up so the next Wait sees only new ones.
-func drainWake(state *State) {
+func drainWake(state *scheduling.State) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 	state.Queues.Wait(ctx)

@@ -1,4 +1,4 @@
-package scheduling
+package admission
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/wlstatus"
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/core/scheduler"
@@ -33,7 +34,7 @@ import (
 type Scheduler struct {
 	client   client.Client
 	reader   client.Reader
-	state    *State
+	state    *scheduling.State
 	recorder events.EventRecorder
 	clock    clock.Clock
 	// reasons writes pending reasons off the scheduling path.
@@ -45,7 +46,7 @@ type Scheduler struct {
 	wake *waker
 }
 
-func newScheduler(c client.Client, reader client.Reader, state *State, recorder events.EventRecorder, clk clock.WithTicker, clientQPS float32) *Scheduler {
+func newScheduler(c client.Client, reader client.Reader, state *scheduling.State, recorder events.EventRecorder, clk clock.WithTicker, clientQPS float32) *Scheduler {
 	s := &Scheduler{
 		client: c, reader: reader, state: state, recorder: recorder, clock: clk,
 		reasons: newReasonWriter(c, recorder, clk, clientQPS),
@@ -53,7 +54,7 @@ func newScheduler(c client.Client, reader client.Reader, state *State, recorder 
 		wake:    &waker{clock: clk, notify: state.Queues.Notify},
 	}
 	state.OnForget = s.reasons.forget
-	state.reasonOf = s.reasons.reason
+	state.ReasonOf = s.reasons.reason
 	return s
 }
 
@@ -67,13 +68,13 @@ const pendingRefresh = 30 * time.Second
 func (s *Scheduler) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("scheduler")
 	ctx = log.IntoContext(ctx, logger)
-	if err := s.state.waitSynced(ctx); err != nil {
+	if err := s.state.WaitSynced(ctx); err != nil {
 		return nil //nolint:nilerr // stopped before the state was rebuilt
 	}
-	if err := s.state.restoreDecayedFrom(ctx, s.reader); err != nil {
+	if err := s.state.RestoreDecayedFrom(ctx, s.reader); err != nil {
 		return fmt.Errorf("restoring decayed usage: %w", err)
 	}
-	s.state.becomeLeader(ctx, s.reader)
+	s.state.BecomeLeader(ctx, s.reader)
 	s.state.Queues.Notify()
 	s.settle(ctx)
 	logger.Info("Started scheduler")
@@ -120,67 +121,6 @@ func (s *Scheduler) drain() { s.writes.drain() }
 // NeedLeaderElection makes the scheduler run on the leader only.
 func (s *Scheduler) NeedLeaderElection() bool { return true }
 
-// rebuild loads every object into the core once, on every replica, before
-// the controllers apply anything and before the first cycle, so that
-// nothing is admitted against a half-known cache after a restart, whatever
-// order the informers deliver objects in.
-func rebuild(ctx context.Context, reader client.Reader, state *State, clk clock.PassiveClock) error {
-	var rfs musterv1beta1.ResourceFlavorList
-	var cohorts musterv1beta1.CohortList
-	var cqs musterv1beta1.ClusterQueueList
-	var lqs musterv1beta1.LocalQueueList
-	var wls musterv1beta1.WorkloadList
-	var nss corev1.NamespaceList
-	var topologies musterv1beta1.TopologyList
-	var nodes corev1.NodeList
-	var pods corev1.PodList
-	var wpcs musterv1beta1.WorkloadPriorityClassList
-	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods, &wpcs} {
-		if err := reader.List(ctx, l); err != nil {
-			return fmt.Errorf("rebuilding the scheduling cache: %w", err)
-		}
-	}
-	nsLabels := make(map[string]map[string]string, len(nss.Items))
-	for _, ns := range nss.Items {
-		nsLabels[ns.Name] = ns.Labels
-	}
-	for i := range rfs.Items {
-		state.applyFlavor(&rfs.Items[i])
-	}
-	for i := range topologies.Items {
-		_ = state.applyTopology(&topologies.Items[i]) // its controller reports an error
-	}
-	for i := range nodes.Items {
-		state.applyNode(&nodes.Items[i])
-	}
-	for i := range pods.Items {
-		state.applyPod(&pods.Items[i])
-	}
-	for i := range wpcs.Items {
-		state.applyPriorityClass(&wpcs.Items[i])
-	}
-	// The decayed usage in their status is taken by the replica that
-	// leads, before its first cycle (restoreDecayedFrom).
-	for i := range cohorts.Items {
-		state.applyCohort(&cohorts.Items[i])
-	}
-	for i := range cqs.Items {
-		state.applyClusterQueue(&cqs.Items[i])
-	}
-	for i := range lqs.Items {
-		state.applyLocalQueue(&lqs.Items[i])
-	}
-	for i := range wls.Items {
-		state.applyWorkload(&wls.Items[i], nsLabels[wls.Items[i].Namespace], clk.Now())
-	}
-	log.FromContext(ctx).Info("Rebuilt scheduling cache", "flavors", len(rfs.Items), "clusterQueues", len(cqs.Items),
-		"localQueues", len(lqs.Items), "workloads", len(wls.Items), "topologies", len(topologies.Items), "nodes", len(nodes.Items))
-	state.markSynced()
-	state.Queues.Notify()
-	<-ctx.Done()
-	return nil
-}
-
 // cycle decides on a snapshot and applies the decisions.
 func (s *Scheduler) cycle(ctx context.Context) {
 	budget := s.writes.budget()
@@ -216,7 +156,7 @@ func (s *Scheduler) cycle(ctx context.Context) {
 func (s *Scheduler) apply(ctx context.Context, d *scheduler.Decision, seq uint64, now time.Time) {
 	switch d.Kind() {
 	case scheduler.Evict:
-		s.evict(ctx, d.Workload, nil, evictionReason(d.Evict), "", d.Message())
+		s.evict(ctx, d.Workload, nil, scheduling.EvictionReason(d.Evict), "", d.Message())
 	case scheduler.Repair:
 		s.replaceNodes(ctx, *d)
 	case scheduler.Admit:
@@ -306,7 +246,7 @@ const preemptionRetry = 500 * time.Millisecond
 func (s *Scheduler) preempt(ctx context.Context, d scheduler.Decision) []string {
 	var failed []string
 	for _, v := range d.Victims {
-		reason := preemptionReason(v.Reason)
+		reason := scheduling.PreemptionReason(v.Reason)
 		msg := fmt.Sprintf("Preempted to accommodate workload %s (%s)", d.Workload.Key, reason)
 		if !s.evict(ctx, v.Workload, d.Workload, musterv1beta1.ReasonPreempted, reason, msg) {
 			failed = append(failed, v.Workload.Key)
@@ -350,7 +290,7 @@ func (s *Scheduler) evict(ctx context.Context, victim, preemptor *core.Workload,
 		metrics.PreemptedWorkloadsTotal.WithLabelValues(preemptingQueue, preemptionReason).Inc()
 	}
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, reason, "Evict", msg)
-	s.state.recent.add(RecentEvent{Time: now, Kind: reason, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
+	s.state.Record(scheduling.RecentEvent{Time: now, Kind: reason, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
 	logger := log.FromContext(ctx).WithValues("workload", klog.KObj(&wl), "clusterQueue", klog.KRef("", cq), "reason", reason)
 	if preemptor != nil {
 		logger = logger.WithValues("detail", preemptionReason, "preemptor", klog.KRef(preemptor.Namespace, preemptor.Name))
@@ -386,7 +326,7 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	now := s.clock.Now()
 	cq := assumed.Admission.ClusterQueue
 	if _, err := wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
-		return workload.Reserve(wl, fromAdmission(assumed.Admission), now) && workload.Admit(wl, now)
+		return workload.Reserve(wl, scheduling.FromAdmission(assumed.Admission), now) && workload.Admit(wl, now)
 	}); err != nil {
 		return err
 	}
@@ -398,7 +338,7 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	msg := fmt.Sprintf("Quota reserved and admitted in ClusterQueue %s (%s), wait time since queued was %s",
 		cq, flavorsOf(assumed.Admission), wait.Round(time.Second))
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Admit", "%s", msg)
-	s.state.recent.add(RecentEvent{Time: now, Kind: musterv1beta1.ReasonAdmitted, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
+	s.state.Record(scheduling.RecentEvent{Time: now, Kind: musterv1beta1.ReasonAdmitted, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
 	return nil
 }
 
@@ -431,7 +371,7 @@ func (s *Scheduler) reapply(ctx context.Context, w *core.Workload) {
 	}
 	var ns corev1.Namespace
 	_ = s.reader.Get(ctx, types.NamespacedName{Name: wl.Namespace}, &ns)
-	s.state.applyWorkload(&wl, ns.Labels, s.clock.Now())
+	s.state.ApplyWorkload(&wl, ns.Labels, s.clock.Now())
 }
 
 // replaceNodes writes an admitted workload's repaired placement: the pods
@@ -447,7 +387,7 @@ func (s *Scheduler) replaceNodes(ctx context.Context, d scheduler.Decision) {
 	if err == nil {
 		s.reasons.schedulerWrote()
 		_, err = wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
-			return workload.ReplacePlacement(wl, fromAdmission(d.Admission))
+			return workload.ReplacePlacement(wl, scheduling.FromAdmission(d.Admission))
 		})
 	}
 	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(w.Namespace, w.Name), "nodes", d.Lost)

@@ -1,4 +1,4 @@
-package scheduling
+package admission
 
 import (
 	"context"
@@ -22,7 +22,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/test/builder"
 )
 
 // TestFailedAdmissionWriteIsUndone: the scheduler assumes the admission in
@@ -49,9 +51,9 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 			},
 		}).Build()
 
-	state := NewState()
-	state.applyFlavor(quotaOnlyFlavor("a100"))
-	state.applyClusterQueue(&musterv1beta1.ClusterQueue{
+	state := scheduling.NewState()
+	state.ApplyFlavor(quotaOnlyFlavor("a100"))
+	state.ApplyClusterQueue(&musterv1beta1.ClusterQueue{
 		ObjectMeta: metav1.ObjectMeta{Name: "cq"},
 		Spec: musterv1beta1.ClusterQueueSpec{NamespaceSelector: &metav1.LabelSelector{}, ResourceGroups: []musterv1beta1.ResourceGroup{{
 			CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
@@ -59,9 +61,9 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 				{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("4")}}}},
 		}}},
 	})
-	state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
+	state.ApplyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
 		Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq"}})
-	state.applyWorkload(wl, nil, time.Now())
+	state.ApplyWorkload(wl, nil, time.Now())
 
 	s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(wl.CreationTimestamp.Time), 50)
 	s.cycle(context.Background())
@@ -78,7 +80,7 @@ func TestFailedAdmissionWriteIsUndone(t *testing.T) {
 	}
 }
 
-func heads(s *State) map[string][]*core.Workload { h, _ := s.Queues.Heads(); return h }
+func heads(s *scheduling.State) map[string][]*core.Workload { h, _ := s.Queues.Heads(); return h }
 
 // A preemptor whose victim cannot be evicted yet (its admission is still
 // being written, or the write conflicts) is not parked: it would wait for a
@@ -88,16 +90,16 @@ func TestPreemptorIsRetriedWhenItsVictimCannotBeEvicted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			low, high := gpuWorkload("low", 0, "4"), gpuWorkload("high", 10, "4")
 			state := preemptingState()
-			victim := toWorkload(low, nil)
+			victim := scheduling.ToWorkload(low, nil)
 			victim.Admission = &core.Admission{ClusterQueue: "cq", PodSets: []core.PodSetAssignment{{
 				Name: "main", Count: 1, Flavors: map[string]string{"nvidia.com/gpu": "a100"}, Usage: core.Requests{"nvidia.com/gpu": 4}}}}
 			if written {
-				low.Status.Admission = fromAdmission(victim.Admission)
+				low.Status.Admission = scheduling.FromAdmission(victim.Admission)
 			}
 			if err := state.Cache.Assume(victim); err != nil {
 				t.Fatal(err)
 			}
-			state.applyWorkload(high, nil, time.Now())
+			state.ApplyWorkload(high, nil, time.Now())
 			c := fake.NewClientBuilder().WithScheme(testScheme()).WithObjects(low, high).WithStatusSubresource(low, high).
 				WithInterceptorFuncs(interceptor.Funcs{
 					SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -131,10 +133,10 @@ func testScheme() *runtime.Scheme {
 
 // preemptingState is a 4-GPU ClusterQueue "cq" whose workloads preempt
 // lower-priority ones, with LocalQueue ns/lq.
-func preemptingState() *State {
-	state := NewState()
-	state.applyFlavor(quotaOnlyFlavor("a100"))
-	state.applyClusterQueue(&musterv1beta1.ClusterQueue{
+func preemptingState() *scheduling.State {
+	state := scheduling.NewState()
+	state.ApplyFlavor(quotaOnlyFlavor("a100"))
+	state.ApplyClusterQueue(&musterv1beta1.ClusterQueue{
 		ObjectMeta: metav1.ObjectMeta{Name: "cq"},
 		Spec: musterv1beta1.ClusterQueueSpec{
 			NamespaceSelector: &metav1.LabelSelector{},
@@ -145,21 +147,14 @@ func preemptingState() *State {
 					{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("4")}}}},
 			}}},
 	})
-	state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
+	state.ApplyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
 		Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq"}})
 	return state
 }
 
 // gpuWorkload is a Workload of one pod of gpus GPUs in ns/lq.
 func gpuWorkload(name string, priority int32, gpus string) *musterv1beta1.Workload {
-	return &musterv1beta1.Workload{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", CreationTimestamp: metav1.Now()},
-		Spec: musterv1beta1.WorkloadSpec{QueueName: "lq", Priority: &priority, PodSets: []musterv1beta1.PodSet{{
-			Name: "main", Count: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
-				Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpus)}},
-			}}}},
-		}}},
-	}
+	return builder.MakeWorkload(name, "ns").Queue("lq").Priority(priority).Request("nvidia.com/gpu", gpus).Created(time.Now()).Obj()
 }
 
 // A workload admitted again after an eviction is not ready until the pods
@@ -174,7 +169,7 @@ func TestReadmissionResetsPodsReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := preemptingState()
-	state.applyWorkload(wl, nil, time.Now())
+	state.ApplyWorkload(wl, nil, time.Now())
 	s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()), 50)
 	s.cycle(context.Background())
 	s.drain()
@@ -210,9 +205,9 @@ func TestRequeuingTimestamp(t *testing.T) {
 		wl.CreationTimestamp = metav1.NewTime(created)
 		wl.Status.Conditions = []metav1.Condition{{Type: musterv1beta1.WorkloadRequeued, Status: metav1.ConditionTrue,
 			Reason: tc.reason, LastTransitionTime: metav1.NewTime(requeuedAt)}}
-		s := NewState()
-		s.requeueByCreation = tc.byCreation
-		if got := s.pendingWorkload(wl, nil).Created; !got.Equal(tc.want) {
+		s := scheduling.NewState()
+		s.RequeueByCreation = tc.byCreation
+		if got := s.PendingWorkload(wl, nil).Created; !got.Equal(tc.want) {
 			t.Errorf("byCreation=%v, requeued after %s: ordered from %s, want %s", tc.byCreation, tc.reason, got, tc.want)
 		}
 	}
@@ -244,13 +239,13 @@ func TestDrainWritesTheDecisionsReason(t *testing.T) {
 					ResourceGroups: []musterv1beta1.ResourceGroup{{CoveredResources: []corev1.ResourceName{"nvidia.com/gpu"},
 						Flavors: []musterv1beta1.FlavorQuotas{{Name: "a100", Resources: []musterv1beta1.ResourceQuota{
 							{Name: "nvidia.com/gpu", NominalQuota: resource.MustParse("4")}}}}}}}
-				state.applyClusterQueue(&cq)
+				state.ApplyClusterQueue(&cq)
 			}
 			if tc.stopLQ {
-				state.applyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
+				state.ApplyLocalQueue(&musterv1beta1.LocalQueue{ObjectMeta: metav1.ObjectMeta{Name: "lq", Namespace: "ns"},
 					Spec: musterv1beta1.LocalQueueSpec{ClusterQueue: "cq", StopPolicy: &drain}})
 			}
-			state.applyWorkload(wl, nil, time.Now())
+			state.ApplyWorkload(wl, nil, time.Now())
 			s := newScheduler(c, c, state, events.NewFakeRecorder(10), clocktesting.NewFakeClock(time.Now()), 50)
 			s.cycle(context.Background())
 			s.drain()
@@ -270,6 +265,5 @@ func TestDrainWritesTheDecisionsReason(t *testing.T) {
 // quotaOnlyFlavor is a flavor that admits on quota alone: these tests
 // have no nodes.
 func quotaOnlyFlavor(name string) *musterv1beta1.ResourceFlavor {
-	return &musterv1beta1.ResourceFlavor{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: musterv1beta1.ResourceFlavorSpec{NodeFit: musterv1beta1.NodeFitNone}}
+	return builder.MakeResourceFlavor(name).QuotaOnly().Obj()
 }
