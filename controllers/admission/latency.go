@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // WriteLatency follows how long the API server takes to answer the
@@ -12,8 +14,9 @@ import (
 // the client's QPS is not counted, only the server's answer. The admission
 // writers size themselves by it (writeQueue.writers).
 type WriteLatency struct {
-	mu   sync.Mutex
-	ewma time.Duration
+	clock clock.PassiveClock
+	mu    sync.Mutex
+	ewma  time.Duration
 }
 
 // writeLatencyWeight is the weight of each new write in the moving average:
@@ -21,7 +24,9 @@ type WriteLatency struct {
 const writeLatencyWeight = 0.2
 
 // NewWriteLatency returns a latency with no write seen yet (0).
-func NewWriteLatency() *WriteLatency { return &WriteLatency{} }
+func NewWriteLatency() *WriteLatency { return newWriteLatency(clock.RealClock{}) }
+
+func newWriteLatency(clk clock.PassiveClock) *WriteLatency { return &WriteLatency{clock: clk} }
 
 // Wrap is a rest.Config WrapTransport.
 func (l *WriteLatency) Wrap(rt http.RoundTripper) http.RoundTripper {
@@ -61,8 +66,8 @@ func (t *latencyRoundTripper) RoundTrip(req *http.Request) (*http.Response, erro
 	default:
 		return t.next.RoundTrip(req)
 	}
-	start := time.Now()
+	start := t.latency.clock.Now()
 	resp, err := t.next.RoundTrip(req)
-	t.latency.observe(time.Since(start))
+	t.latency.observe(t.latency.clock.Since(start))
 	return resp, err
 }

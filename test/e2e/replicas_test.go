@@ -136,9 +136,10 @@ func TestAFollowerAnswersTheVisibilityAPI(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
 	queues(t, ns, "1", "0")
+	// Created in name order: within one second of creation time the queue
+	// orders by name, so the order is defined either way.
 	for _, name := range []string{"running", "second", "third"} {
 		createAll(t, gpuJob(ns, name, "main", 1, ""))
-		time.Sleep(50 * time.Millisecond) // distinct creation times: a defined order
 	}
 	pointVisibilityAt(t, startFollower(t))
 	cs, err := kubernetes.NewForConfig(restConfig)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -100,13 +101,12 @@ func (e *Env) StartManagerAs(restConfig *rest.Config, mutate ...func(*configv1be
 	if !e.webhooks {
 		return m, nil
 	}
-	deadline := time.Now().Add(Timeout)
-	for mgr.GetWebhookServer().StartedChecker()(&http.Request{}) != nil {
-		if time.Now().After(deadline) {
-			_ = m.StopE()
-			return nil, fmt.Errorf("webhook server did not start within %s", Timeout)
-		}
-		time.Sleep(Interval)
+	started := func(context.Context) (bool, error) {
+		return mgr.GetWebhookServer().StartedChecker()(&http.Request{}) == nil, nil
+	}
+	if err := wait.PollUntilContextTimeout(ctx, Interval, Timeout, true, started); err != nil {
+		_ = m.StopE()
+		return nil, fmt.Errorf("webhook server did not start within %s: %w", Timeout, err)
 	}
 	return m, nil
 }

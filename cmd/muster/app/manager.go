@@ -219,7 +219,7 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 	jobOpts := jobOptions(cfg, clk)
 	jobOpts.Gang = gang.New(mgr.GetClient(), gang.ConfigFrom(cfg.GangScheduling))
 	setupWebhooks := func() error {
-		if err := webhooks.SetupQuotaWebhooks(mgr); err != nil {
+		if err := webhooks.Setup(mgr); err != nil {
 			return fmt.Errorf("setting up webhooks: %w", err)
 		}
 		if err := gang.SetupPodWebhook(mgr); err != nil {

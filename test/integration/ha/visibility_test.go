@@ -65,8 +65,9 @@ func TestAFollowerAnswersTheVisibilityAPI(t *testing.T) {
 		MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas("f-"+ns).Resource(corev1.ResourceCPU, "2").Obj()).Obj(),
 		MakeLocalQueue("main", ns).ClusterQueue("cq-"+ns).Obj())
 	for _, name := range []string{"first", "second", "third"} {
+		// Created in name order: within one second of creation time the
+		// queue orders by name, so the order is defined either way.
 		env.CreateAll(t, MakeWorkload(name, ns).Queue("main").Request(corev1.ResourceCPU, "2").Obj())
-		time.Sleep(10 * time.Millisecond) // distinct creation times: a defined order
 	}
 	g.Eventually(func(g Gomega) {
 		got := pendingIn(g, ns, "main")
