@@ -183,12 +183,7 @@ func (c *Cache) cohortNode(s *Snapshot, name string) *TreeNode {
 // close a cycle is cut; it returns the roots whose trees had one.
 func (c *Cache) linkCohorts(s *Snapshot) map[string]bool {
 	cycles := map[string]bool{}
-	names := make([]string, 0, len(c.cohorts))
-	for name := range c.cohorts {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.cohorts)) {
 		co := c.cohorts[name]
 		if co.Parent == "" {
 			continue

@@ -221,14 +221,9 @@ type groupRequest struct {
 // groupRequests sorts the requested resources into the queue's resource
 // groups, in group order, and lists those no group covers.
 func groupRequests(cq *core.ClusterQueue, total core.Requests) ([]groupRequest, []string) {
-	names := make([]string, 0, len(total))
-	for name := range total {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	var groups []groupRequest
 	var uncovered []string
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(total)) {
 		gi := slices.IndexFunc(cq.ResourceGroups, func(g core.ResourceGroup) bool { return slices.Contains(g.Resources, name) })
 		if gi < 0 {
 			uncovered = append(uncovered, name)

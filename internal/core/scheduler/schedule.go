@@ -1,6 +1,8 @@
 package scheduler
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -498,12 +500,7 @@ func (c *cycle) block(q *quota.QueueSnapshot, wl *core.Workload) {
 // drain evicts the admitted workloads of HoldAndDrain queues.
 func drain(s *Snapshot) []Decision {
 	var out []Decision
-	names := make([]string, 0, len(s.Queues))
-	for name := range s.Queues {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(s.Queues)) {
 		q := s.Queues[name]
 		for _, w := range sortedWorkloads(q.Workloads) {
 			if w.Evicting {
