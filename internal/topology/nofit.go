@@ -2,6 +2,8 @@ package topology
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -113,7 +115,7 @@ func (e *NoFit) others() []string {
 
 func formatResources(r Resources, format func(string, int64) string) string {
 	parts := make([]string, 0, len(r))
-	for _, name := range sortedNames(r) {
+	for _, name := range slices.Sorted(maps.Keys(r)) {
 		parts = append(parts, format(name, r[name])+" "+name)
 	}
 	return strings.Join(parts, ", ")

@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -142,7 +143,7 @@ func (s *Snapshot) compile(ps *PodSet) (*plan, error) {
 	if err := p.compileSlices(s.lay.levels); err != nil {
 		return nil, err
 	}
-	for _, name := range sortedNames(ps.Request) {
+	for _, name := range slices.Sorted(maps.Keys(ps.Request)) {
 		if v := ps.Request[name]; v > 0 {
 			p.req = append(p.req, newRequest(s.lookup(name), v))
 			p.names = append(p.names, name)
@@ -168,15 +169,6 @@ func (p *plan) compileSlices(levels []string) error {
 	}
 	p.slice, p.size = i, int64(ps.SliceSize)
 	return nil
-}
-
-func sortedNames(r Resources) []string {
-	names := make([]string, 0, len(r))
-	for n := range r {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
 }
 
 // Group is the nodes of an assignment below one domain of the last level.

@@ -3,6 +3,7 @@ package topology
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 )
@@ -191,7 +192,7 @@ func (s *Snapshot) Bind(a *Assignment) *Assignment {
 		}
 	}
 	b.req = b.req[:0:0]
-	for _, name := range sortedNames(a.Request) {
+	for _, name := range slices.Sorted(maps.Keys(a.Request)) {
 		if v := a.Request[name]; v > 0 {
 			b.req = append(b.req, newRequest(s.lookup(name), v))
 		}
