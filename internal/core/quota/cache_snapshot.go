@@ -9,13 +9,27 @@ import (
 	"github.com/musterhq/muster/internal/topology"
 )
 
+// SnapshotOptions says what a snapshot copies beyond quota, usage,
+// workloads and capacity, for a scheduler whose policy needs it.
+type SnapshotOptions struct {
+	// NotReady lists the admitted workloads whose pods are not all ready,
+	// for a scheduler that admits nothing until they are: a scan and sort
+	// of every admitted workload, paid only when asked for.
+	NotReady bool
+}
+
 // Snapshot copies what one scheduling cycle needs, so the cycle decides
 // without holding the lock while events keep arriving.
-func (c *Cache) Snapshot() *Snapshot {
+func (c *Cache) Snapshot() *Snapshot { return c.SnapshotWith(SnapshotOptions{}) }
+
+// SnapshotWith is Snapshot with the copies opts asks for.
+func (c *Cache) SnapshotWith(opts SnapshotOptions) *Snapshot {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	s := c.quotaSnapshot(c.queues)
-	s.NotReady = c.notReady()
+	if opts.NotReady {
+		s.NotReady = c.notReady()
+	}
 	c.copyWorkloads(s)
 	c.snapshotLocalQueues(s)
 	c.snapshotCapacity(s)

@@ -20,7 +20,7 @@ type Snapshot struct {
 	// decay, when set, orders the fair-sharing tournament by decayed usage.
 	decay *usageDecay
 	// NotReady lists the admitted workloads whose pods are not all ready,
-	// for a scheduler that admits nothing until they are.
+	// by key, when the snapshot was asked for them (SnapshotOptions).
 	NotReady []string
 	// ClassMinRuntime is the minimum runtime of priority classes.
 	ClassMinRuntime map[string]time.Duration

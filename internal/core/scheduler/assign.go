@@ -221,9 +221,16 @@ type groupRequest struct {
 // groupRequests sorts the requested resources into the queue's resource
 // groups, in group order, and lists those no group covers.
 func groupRequests(cq *core.ClusterQueue, total core.Requests) ([]groupRequest, []string) {
+	// Preallocated, not slices.Sorted(maps.Keys(total)): this runs for
+	// every pod set of every workload a cycle tries.
+	names := make([]string, 0, len(total))
+	for name := range total {
+		names = append(names, name)
+	}
+	slices.Sort(names)
 	var groups []groupRequest
 	var uncovered []string
-	for _, name := range slices.Sorted(maps.Keys(total)) {
+	for _, name := range names {
 		gi := slices.IndexFunc(cq.ResourceGroups, func(g core.ResourceGroup) bool { return slices.Contains(g.Resources, name) })
 		if gi < 0 {
 			uncovered = append(uncovered, name)

@@ -45,7 +45,7 @@ type testCache struct {
 func newTestCache() *testCache { return &testCache{Cache: quota.NewCache()} }
 
 // Snapshot is a cycle on a copy of the cache, under the test's policy.
-func (c *testCache) Snapshot() *Snapshot { return NewSnapshot(c.Cache.Snapshot(), c.cfg) }
+func (c *testCache) Snapshot() *Snapshot { return NewSnapshot(c.Cache, c.cfg) }
 
 var gpuA100 = core.FlavorResource{Flavor: "a100", Resource: "nvidia.com/gpu"}
 

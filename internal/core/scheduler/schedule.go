@@ -270,8 +270,8 @@ func (c *cycle) decide(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, d
 	if why, barred := ineligible(s, q, wl); barred {
 		return Decision{Workload: wl, Park: true, Pending: why}, false
 	}
-	if s.cfg.BlockAdmission && len(s.NotReady) > 0 {
-		return Decision{Workload: wl, Park: true, Pending: core.Pending{Kind: core.WaitingForPodsReady, Workloads: []string{s.NotReady[0]}}}, false
+	if first, ok := s.blockedByPodsReady(); ok {
+		return Decision{Workload: wl, Park: true, Pending: core.Pending{Kind: core.WaitingForPodsReady, Workloads: []string{first}}}, false
 	}
 	if p, ok := c.holding[q.Name]; ok && wl.Priority < p.Priority {
 		return Decision{Workload: wl, Park: q.Strategy == core.BestEffortFIFO, Pending: core.Pending{

@@ -39,9 +39,10 @@ type Snapshot struct {
 	repairWait time.Duration
 }
 
-// NewSnapshot is a cycle on a copy of the cache under a policy.
-func NewSnapshot(s *quota.Snapshot, cfg Config) *Snapshot {
-	return &Snapshot{Snapshot: s, cfg: cfg}
+// NewSnapshot is a cycle on a copy of the cache under a policy, the copy
+// holding what the policy needs.
+func NewSnapshot(c *quota.Cache, cfg Config) *Snapshot {
+	return &Snapshot{Snapshot: c.SnapshotWith(quota.SnapshotOptions{NotReady: cfg.BlockAdmission}), cfg: cfg}
 }
 
 // SetNow gives the cycle its time: the core reads no clock. Without it,
@@ -55,6 +56,15 @@ func (s *Snapshot) SetNow(t time.Time) { s.now = t }
 // workload that arrives meanwhile is decided on next, not queued behind
 // admissions decided long before they could be written.
 func (s *Snapshot) LimitAdmissions(n int) { s.admitLimit = n }
+
+// blockedByPodsReady names the admitted workload, first by key, whose pods
+// are not all ready yet, when the policy admits nothing until they are.
+func (s *Snapshot) blockedByPodsReady() (string, bool) {
+	if !s.cfg.BlockAdmission || len(s.NotReady) == 0 {
+		return "", false
+	}
+	return s.NotReady[0], true
+}
 
 // admissionsLeft reports whether the cycle may decide another admission,
 // given those it has decided.

@@ -45,7 +45,7 @@ func NewTracker(cfg Config) *Tracker {
 }
 
 // Snapshot is a cycle on a copy of the tracker's cache, under its policy.
-func (t *Tracker) Snapshot() *Snapshot { return NewSnapshot(t.Cache.Snapshot(), t.Config) }
+func (t *Tracker) Snapshot() *Snapshot { return NewSnapshot(t.Cache, t.Config) }
 
 // Apply puts a workload where its phase says it belongs. For PhaseGone,
 // PhaseBackoff and PhaseInactive only its Key is read.

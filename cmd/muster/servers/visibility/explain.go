@@ -53,7 +53,7 @@ func (e *explanation) Get(ctx context.Context, name string, _ *metav1.GetOptions
 	if cq == "" || e.src.Cache == nil {
 		return out, nil
 	}
-	s := scheduler.NewSnapshot(e.src.Cache.Snapshot(), e.src.Policy)
+	s := scheduler.NewSnapshot(e.src.Cache, e.src.Policy)
 	s.SetNow(e.src.now())
 	if x, ok := scheduler.Explain(s, cq, wl); ok {
 		out.Fit = fitOf(x.Fit)
