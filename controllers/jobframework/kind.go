@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -68,6 +69,10 @@ type Options struct {
 	// Gang hands admitted jobs to a gang scheduler; nil hands them to
 	// their pods' scheduler as they are.
 	Gang Gang
+	// ParentKinds are the enabled kinds (the registry fills it): a job
+	// whose controller is one of them is that job's part, not a job of its
+	// own.
+	ParentKinds map[schema.GroupKind]bool
 }
 
 // PodsReadyOptions is waitForPodsReady: an admitted job whose pods are not
@@ -105,7 +110,15 @@ func (o Options) Manages(ctx context.Context, r client.Reader, namespace string)
 }
 
 // QueueName returns the LocalQueue a job names, or "".
+//
+// A job controlled by a job Muster manages names none, whatever its labels:
+// its parent holds the quota for it (a RayJob's RayCluster and submitter
+// Job copy the RayJob's labels, the queue label among them, and gating them
+// too would hold the RayJob's own pods back from the quota it was given).
 func QueueName(obj client.Object, opts Options) string {
+	if opts.hasManagedParent(obj) {
+		return ""
+	}
 	l := obj.GetLabels()
 	if q := l[musterv1beta1.QueueNameLabel]; q != "" {
 		return q
@@ -114,6 +127,16 @@ func QueueName(obj client.Object, opts Options) string {
 		return l[musterv1beta1.KueueQueueNameLabel]
 	}
 	return ""
+}
+
+// hasManagedParent reports whether obj's controller is of an enabled kind.
+func (o Options) hasManagedParent(obj client.Object) bool {
+	owner := metav1.GetControllerOf(obj)
+	if owner == nil || len(o.ParentKinds) == 0 {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(owner.APIVersion)
+	return err == nil && o.ParentKinds[gv.WithKind(owner.Kind).GroupKind()]
 }
 
 // WorkloadName is the deterministic name of a job's Workload: the kind and

@@ -164,6 +164,16 @@ func (r *Registry) AddToScheme(s *runtime.Scheme) error {
 
 // enabled lists the registered integrations the configuration enables, in
 // registration order.
+// withParents is opts with the enabled kinds as the parents whose parts
+// are not jobs of their own (Options.ParentKinds).
+func (r *Registry) withParents(frameworks []string, opts Options) Options {
+	opts.ParentKinds = map[schema.GroupKind]bool{}
+	for _, i := range r.enabled(frameworks) {
+		opts.ParentKinds[i.GVK.GroupKind()] = true
+	}
+	return opts
+}
+
 func (r *Registry) enabled(frameworks []string) []Integration {
 	var out []Integration
 	for _, i := range r.integrations {
@@ -179,6 +189,7 @@ func (r *Registry) enabled(frameworks []string) []Integration {
 // generic ones for the enabled kinds, no-op ones for the others, which the
 // webhook configurations name too.
 func (r *Registry) SetupWebhooks(mgr ctrl.Manager, frameworks []string, opts Options) error {
+	opts = r.withParents(frameworks, opts)
 	for _, i := range r.integrations {
 		setup := func() error { return i.SetupNoopWebhook(mgr) }
 		if slices.Contains(frameworks, i.Name) {
@@ -199,6 +210,7 @@ func (r *Registry) SetupControllers(ctx context.Context, mgr ctrl.Manager, frame
 	if err := SetupOwnerIndex(ctx, mgr); err != nil {
 		return err
 	}
+	opts = r.withParents(frameworks, opts)
 	for _, i := range r.enabled(frameworks) {
 		if crdInstalled(mgr.GetRESTMapper(), i.GVK) {
 			if err := i.SetupReconciler(mgr, opts); err != nil {

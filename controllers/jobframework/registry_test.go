@@ -4,11 +4,15 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs/job"
 )
@@ -126,4 +130,28 @@ func TestKindIntegrationCarriesTheKind(t *testing.T) {
 	s := runtime.NewScheme()
 	g.Expect(i.AddToScheme(s)).To(Succeed())
 	g.Expect(s.Recognizes(i.GVK)).To(BeTrue())
+}
+
+// The enabled kinds are parents: a job they control names no queue, so it
+// is neither suspended nor given a Workload (its parent's admission holds
+// its quota), whatever labels it copied; a disabled kind's child is a job of
+// its own.
+func TestAJobControlledByAnEnabledKindNamesNoQueue(t *testing.T) {
+	g := NewWithT(t)
+	var seen jobframework.Options
+	parent := fakeIntegration("example.com/parent", "Parent", false, new([]string))
+	parent.SetupWebhook = func(_ ctrl.Manager, o jobframework.Options) error { seen = o; return nil }
+	other := fakeIntegration("example.com/other", "Other", false, new([]string))
+	r := jobframework.MustNewRegistry(parent, other)
+	g.Expect(r.SetupWebhooks(nil, []string{"example.com/parent"}, jobframework.Options{})).To(Succeed())
+
+	childOf := func(kind string) *batchv1.Job {
+		return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "child", Labels: map[string]string{musterv1beta1.QueueNameLabel: "main"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: kind, Name: "p", UID: "u", Controller: ptr.To(true)}}}}
+	}
+	g.Expect(jobframework.QueueName(childOf("Parent"), seen)).To(BeEmpty(), "an enabled kind's part")
+	g.Expect(jobframework.QueueName(childOf("Other"), seen)).To(Equal("main"), "a disabled kind's child is a job of its own")
+	notController := childOf("Parent")
+	notController.OwnerReferences[0].Controller = nil
+	g.Expect(jobframework.QueueName(notController, seen)).To(Equal("main"), "only the controller counts")
 }

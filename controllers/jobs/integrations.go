@@ -20,6 +20,7 @@ import (
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
+	"github.com/musterhq/muster/controllers/jobs/rayjob"
 )
 
 // registry holds every kind Muster knows. Adding a kind is one line here
@@ -28,6 +29,7 @@ var registry = jobframework.MustNewRegistry(
 	job.Kind.Integration(),
 	pytorchjob.Kind.Integration(),
 	raycluster.Kind.Integration(),
+	rayjob.Kind.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).

@@ -94,3 +94,31 @@ func (b *RayClusterBuilder) WorkerGroup(name string, replicas int32, res corev1.
 
 // Obj returns the RayCluster.
 func (b *RayClusterBuilder) Obj() *rayv1.RayCluster { return b.rc.DeepCopy() }
+
+// RayJobBuilder builds a KubeRay RayJob.
+type RayJobBuilder struct{ job rayv1.RayJob }
+
+// MakeRayJob starts a RayJob that runs on a cluster of the given spec,
+// deletes it when done, and submits from a Kubernetes Job whose pod asks
+// for nothing (the tests' queues cover GPUs only).
+func MakeRayJob(name, namespace string, cluster rayv1.RayClusterSpec) *RayJobBuilder {
+	submitter := podSpec()
+	submitter.Containers[0].Name = "ray-job-submitter"
+	submitter.RestartPolicy = corev1.RestartPolicyNever
+	return &RayJobBuilder{job: rayv1.RayJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: rayv1.RayJobSpec{
+			Entrypoint: "python -c 'print(1)'", RayClusterSpec: cluster.DeepCopy(), ShutdownAfterJobFinishes: true,
+			SubmissionMode: rayv1.K8sJobMode, SubmitterPodTemplate: &corev1.PodTemplateSpec{Spec: submitter},
+		},
+	}}
+}
+
+// Queue labels the job with Muster's queue label.
+func (b *RayJobBuilder) Queue(name string) *RayJobBuilder {
+	b.job.Labels = map[string]string{musterv1beta1.QueueNameLabel: name}
+	return b
+}
+
+// Obj returns the RayJob.
+func (b *RayJobBuilder) Obj() *rayv1.RayJob { return b.job.DeepCopy() }

@@ -62,9 +62,15 @@ func (c *Cluster) Suspend() {
 // evict it to be admitted again at the new size (as in Kueue, which refuses
 // it too unless elastic admission is on).
 func (c *Cluster) ValidateQueued() field.ErrorList {
-	if ptr.Deref(c.Spec.EnableInTreeAutoscaling, false) {
-		return field.ErrorList{field.Invalid(field.NewPath("spec", "enableInTreeAutoscaling"), true,
-			"a RayCluster in a Muster queue cannot autoscale: its quota is admitted for a fixed number of workers; "+
+	return ValidateFixedSize(&c.Spec, field.NewPath("spec"), "RayCluster")
+}
+
+// ValidateFixedSize refuses a cluster spec that autoscales, for the kind
+// named (a RayCluster, or the cluster of a RayJob).
+func ValidateFixedSize(spec *rayv1.RayClusterSpec, path *field.Path, kind string) field.ErrorList {
+	if ptr.Deref(spec.EnableInTreeAutoscaling, false) {
+		return field.ErrorList{field.Invalid(path.Child("enableInTreeAutoscaling"), true,
+			"a "+kind+" in a Muster queue cannot autoscale: its quota is admitted for a fixed number of workers; "+
 				"set enableInTreeAutoscaling to false or remove the queue label")}
 	}
 	return nil
@@ -85,12 +91,17 @@ func workers(g *rayv1.WorkerGroupSpec) int32 {
 	return n * max(g.NumOfHosts, 1)
 }
 
-func (c *Cluster) PodSets() []musterv1beta1.PodSet {
-	out := []musterv1beta1.PodSet{{Name: headPodSet, Count: 1, Template: *c.Spec.HeadGroupSpec.Template.DeepCopy()}}
-	for i := range c.Spec.WorkerGroupSpecs {
-		g := &c.Spec.WorkerGroupSpecs[i]
+func (c *Cluster) PodSets() []musterv1beta1.PodSet { return PodSets(&c.Spec, true) }
+
+// PodSets are a cluster spec's pod sets: the head, then one per worker
+// group. With partial, a single-host worker group that sets minReplicas may
+// be admitted with as few workers.
+func PodSets(spec *rayv1.RayClusterSpec, partial bool) []musterv1beta1.PodSet {
+	out := []musterv1beta1.PodSet{{Name: headPodSet, Count: 1, Template: *spec.HeadGroupSpec.Template.DeepCopy()}}
+	for i := range spec.WorkerGroupSpecs {
+		g := &spec.WorkerGroupSpecs[i]
 		ps := musterv1beta1.PodSet{Name: workerPodSet(g.GroupName), Count: workers(g), Template: *g.Template.DeepCopy()}
-		if min := ptr.Deref(g.MinReplicas, 0); g.NumOfHosts <= 1 && min >= 1 && min < ps.Count {
+		if min := ptr.Deref(g.MinReplicas, 0); partial && g.NumOfHosts <= 1 && min >= 1 && min < ps.Count {
 			// A worker group runs with as few as minReplicas workers: it
 			// may be admitted with as few.
 			ps.MinCount = ptr.To(min)
@@ -111,9 +122,13 @@ func (c *Cluster) startWith(podSet string, g *rayv1.WorkerGroupSpec, n int32) {
 
 // workerGroup is the worker group of a pod set, or nil.
 func (c *Cluster) workerGroup(podSet string) *rayv1.WorkerGroupSpec {
-	for i := range c.Spec.WorkerGroupSpecs {
-		if workerPodSet(c.Spec.WorkerGroupSpecs[i].GroupName) == podSet {
-			return &c.Spec.WorkerGroupSpecs[i]
+	return workerGroup(&c.Spec, podSet)
+}
+
+func workerGroup(spec *rayv1.RayClusterSpec, podSet string) *rayv1.WorkerGroupSpec {
+	for i := range spec.WorkerGroupSpecs {
+		if workerPodSet(spec.WorkerGroupSpecs[i].GroupName) == podSet {
+			return &spec.WorkerGroupSpecs[i]
 		}
 	}
 	return nil
@@ -155,10 +170,15 @@ func (c *Cluster) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
 }
 
 func (c *Cluster) podTemplate(podSet string) *corev1.PodTemplateSpec {
+	return Template(&c.Spec, podSet)
+}
+
+// Template is the pod template of one of a cluster spec's pod sets, or nil.
+func Template(spec *rayv1.RayClusterSpec, podSet string) *corev1.PodTemplateSpec {
 	if podSet == headPodSet {
-		return &c.Spec.HeadGroupSpec.Template
+		return &spec.HeadGroupSpec.Template
 	}
-	if g := c.workerGroup(podSet); g != nil {
+	if g := workerGroup(spec, podSet); g != nil {
 		return &g.Template
 	}
 	return nil
