@@ -332,6 +332,10 @@ leaderElection:
   leaderElect: true
 internalCertManagement:
   enable: false
+# The kinds on by default, and RayJob: the KubeRay operator here runs it.
+integrations:
+  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob]
+  acceptKueueQueueLabel: true
 CONFIG
   stop muster
   say "starting Muster (logs: $run/logs/muster.log)"

@@ -25,6 +25,10 @@ webhooks:
   rules:
   - apiGroups: [ray.io]
     resources: [rayclusters]
+- name: mrayjob.muster.dev
+  rules:
+  - apiGroups: [ray.io]
+    resources: [rayjobs]
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
@@ -45,14 +49,18 @@ webhooks:
   rules:
   - apiGroups: [ray.io]
     resources: [rayclusters]
+- name: vrayjob.muster.dev
+  rules:
+  - apiGroups: [ray.io]
+    resources: [rayjobs]
 `
 
 func TestJobWebhooksAreTheRegisteredKinds(t *testing.T) {
 	g := NewWithT(t)
 	mutating, validating, err := jobWebhooks(strings.NewReader(manifests), jobs.Registry().Integrations())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(mutating).To(Equal([]string{"mjob.muster.dev", "mpytorchjob.muster.dev", "mraycluster.muster.dev"}))
-	g.Expect(validating).To(Equal([]string{"vjob.muster.dev", "vpytorchjob.muster.dev", "vraycluster.muster.dev"}), "not the API's")
+	g.Expect(mutating).To(Equal([]string{"mjob.muster.dev", "mpytorchjob.muster.dev", "mraycluster.muster.dev", "mrayjob.muster.dev"}))
+	g.Expect(validating).To(Equal([]string{"vjob.muster.dev", "vpytorchjob.muster.dev", "vraycluster.muster.dev", "vrayjob.muster.dev"}), "not the API's")
 }
 
 func TestAKindWithoutWebhookMarkersFails(t *testing.T) {
