@@ -118,8 +118,10 @@ func (j *Job) headImage() string {
 }
 
 // defaultSubmitter is KubeRay's submitter container when the RayJob gives
-// none (ray-operator common.GetDefaultSubmitterTemplate): what the quota
-// must count for it.
+// none (ray-operator common.GetDefaultSubmitterContainer): what the quota
+// must count for it. Copied, as Kueue does, rather than imported: that
+// package pulls KubeRay's controller dependencies (OpenShift routes, the
+// Gateway API, test helpers) into the manager.
 func defaultSubmitter(image string) corev1.Container {
 	return corev1.Container{
 		Name:  "ray-job-submitter",

@@ -35,7 +35,11 @@ func (c *Cache) CohortTreeQueues(cohort string) []string {
 // CohortShare returns a cohort's DRF share within its parent, in
 // thousandths divided by its weight, and whether the cohort exists.
 func (c *Cache) CohortShare(cohort string) (int64, bool) {
-	n, ok := c.Snapshot().Cohorts[cohort]
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	// The quota of the cohort's tree alone: a whole Snapshot would copy
+	// every workload and the nodes' capacity for one number.
+	n, ok := c.quotaSnapshot(c.queuesOfTree(c.rootOf(cohort))).Cohorts[cohort]
 	if !ok {
 		return 0, false
 	}

@@ -201,8 +201,13 @@ func (c *Cache) treeOf(name string) map[string]*core.ClusterQueue {
 	if cq.Cohort == "" {
 		return map[string]*core.ClusterQueue{name: cq}
 	}
+	return c.queuesOfTree(c.rootOf(cq.Cohort))
+}
+
+// queuesOfTree is the ClusterQueues of the cohort tree with root.
+func (c *Cache) queuesOfTree(root string) map[string]*core.ClusterQueue {
 	out := map[string]*core.ClusterQueue{}
-	for _, q := range c.treeQueues(c.rootOf(cq.Cohort)) {
+	for _, q := range c.treeQueues(root) {
 		out[q] = c.queues[q]
 	}
 	return out
