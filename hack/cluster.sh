@@ -2,20 +2,21 @@
 # A whole Kubernetes cluster on loopback, built from Go modules, no Docker:
 # etcd, kube-apiserver, kube-controller-manager (Job controller),
 # kube-scheduler, kwok playing the kubelets of fake GPU nodes, and
-# optionally Muster, the Kubeflow training operator and the KubeRay operator.
+# optionally Muster and the job operators (Kubeflow training, KubeRay, JobSet).
 # kwok sends no kubelet heartbeats, so the node lifecycle controller is off
 # and nodes are not tainted not-ready on creation.
 #
 #   hack/cluster.sh up        cluster + nodes (builds what is missing)
 #   hack/cluster.sh muster    (re)start Muster on it: CRDs, webhooks, manager
-#   hack/cluster.sh operators start the training and KubeRay operators
+#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset:
+#                             default all; each built from Go modules when missing)
 #   hack/cluster.sh down      stop exactly the processes started here
 #   hack/cluster.sh status    what runs
 #
 # Everything lives under $MUSTER_RUN_DIR (default .run/cluster): pki/,
 # logs/, pids/, kubeconfig and kubectl's discovery cache. Ports are on
 # 127.0.0.1 and overridable: ETCD_PORT (and ETCD_PORT+10 for peers), API_PORT,
-# WEBHOOK_PORT (and WEBHOOK_PORT+1 for the training operator),
+# WEBHOOK_PORT (and WEBHOOK_PORT+1, +2 for the training and JobSet operators),
 # MUSTER_PROBE_PORT, MUSTER_METRICS_PORT; the other processes listen on none
 # or on ephemeral ports. MUSTER_LOG_LEVEL (default info; 2 for debug) sets
 # Muster's verbosity.
@@ -332,9 +333,10 @@ leaderElection:
   leaderElect: true
 internalCertManagement:
   enable: false
-# The kinds on by default, and RayJob: the KubeRay operator here runs it.
+# The kinds on by default, and the opt-in kinds whose operators
+# hack/cluster.sh operators runs here (RayJob, JobSet).
 integrations:
-  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob]
+  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset]
   acceptKueueQueueLabel: true
 CONFIG
   stop muster
@@ -411,16 +413,27 @@ operator_cert_generated() {
   [[ -n $(kubectl -n kubeflow get secret training-operator-webhook-cert -o 'jsonpath={.data.tls\.crt}') ]]
 }
 
+# The operators `operators` starts: OPERATORS, a comma-separated list of
+# these names, default all of them.
+all_operators=training,kuberay,jobset
+
 operators() {
   mkdir -p "$run/logs" "$run/pids"
-  say "building the training and KubeRay operators from Go modules"
-  "$root/hack/build-tools.sh" "$bin" training-operator kuberay-operator
+  local list=${OPERATORS:-$all_operators} name
   make -s -C "$root" job-crds
-  local ray; ray=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)
-  # The KubeRay operator also watches RayJobs and RayServices; neither
-  # operator starts its controllers unless its CRDs are served.
-  apply_crds "$root/bin/crds/pytorchjob" "$root/bin/crds/raycluster" \
-    "$ray/config/crd/bases/ray.io_rayjobs.yaml" "$ray/config/crd/bases/ray.io_rayservices.yaml"
+  for name in ${list//,/ }; do
+    case "$name" in
+      training|kuberay|jobset) "operator_$name" ;;
+      *) say "unknown operator $name (known: $all_operators)"; return 2 ;;
+    esac
+  done
+  say "operators started: $list (logs: $run/logs/<name>-operator.log)"
+}
+
+operator_training() {
+  say "building the Kubeflow training operator from Go modules"
+  "$root/hack/build-tools.sh" "$bin" training-operator
+  apply_crds "$root/bin/crds/pytorchjob"
   kubectl create namespace kubeflow --dry-run=client -o yaml | kubectl apply -f - >/dev/null
   # The training operator rotates its webhook certificate into this Secret
   # and will not start without it.
@@ -452,13 +465,57 @@ operators() {
   chmod 755 "$tmp"
   rm -rf "$certs"
   mv -T "$tmp" "$certs"
+}
+
+operator_kuberay() {
+  say "building the KubeRay operator from Go modules"
+  "$root/hack/build-tools.sh" "$bin" kuberay-operator
+  local ray; ray=$(cd "$root" && go list -m -f '{{.Dir}}' github.com/ray-project/kuberay/ray-operator)
+  # The KubeRay operator also watches RayServices; it starts no controller
+  # unless every CRD it watches is served.
+  apply_crds "$root/bin/crds/raycluster" "$root/bin/crds/rayjob" "$ray/config/crd/bases/ray.io_rayservices.yaml"
   start kuberay-operator "$bin/kuberay-operator" --kubeconfig "$kubeconfig" --enable-leader-election=false \
     --metrics-addr 127.0.0.1:0 --health-probe-bind-address 127.0.0.1:0
-  say "operators started (logs: $run/logs/training-operator.log, kuberay-operator.log)"
+}
+
+# operator_jobset: the JobSet controller with its own webhooks (they default
+# and validate JobSets, and label their pods), served on WEBHOOK_PORT+2 with
+# the certificate Muster's webhook server uses (signed by the local CA).
+operator_jobset() {
+  say "building the JobSet controller from Go modules"
+  "$root/hack/build-tools.sh" "$bin" jobset-operator
+  apply_crds "$root/bin/crds/jobset"
+  local js port=$((webhook_port + 2))
+  js=$(cd "$root/hack/tools/jobset" && go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)
+  kubectl kustomize "$js/config/components/webhook" |
+    (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$port" -ca "$run/pki/ca.crt" -prefix jobset-) |
+    kubectl apply -f - >/dev/null
+  cat >"$run/jobset-config.yaml" <<CONFIG
+apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $port
+  certDir: $run/pki/webhook
+metrics:
+  bindAddress: 127.0.0.1:0
+health:
+  healthProbeBindAddress: 127.0.0.1:0
+CONFIG
+  start jobset-operator "$bin/jobset-operator" --kubeconfig "$kubeconfig" --config "$run/jobset-config.yaml"
+  wait_for "the JobSet webhooks" 60 jobset_webhook_serves "$port"
+}
+
+jobset_webhook_serves() {
+  curl -s --cacert "$run/pki/ca.crt" -o /dev/null "https://127.0.0.1:$1/"
 }
 
 down() {
-  for name in kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop "$name"
   done
   rm -rf "$run/etcd"
@@ -466,7 +523,7 @@ down() {
 }
 
 status() {
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator; do
     if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
   done
 }

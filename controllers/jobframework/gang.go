@@ -242,3 +242,33 @@ func setAnnotation(obj client.Object, k, v string) {
 	a[k] = v
 	obj.SetAnnotations(a)
 }
+
+// setGangQueueAnnotation marks a gang queue Muster set on a job that named
+// none, so that stopping the job clears it.
+const setGangQueueAnnotation = "muster.dev/set-gang-queue"
+
+// SetGangPolicy sets a job's own pod-group fields (a Kubeflow job's
+// runPolicy.schedulingPolicy), from which its operator or KAI's podgrouper
+// makes the pod group: minAvailable to the admitted pod count, and the gang
+// scheduler's queue to queue when the job names none. RestoreGangPolicy
+// undoes both.
+func SetGangPolicy(obj client.Object, minAvailable **int32, queue *string, pods int32, gangQueue string) {
+	SetCount(obj, "minAvailable", minAvailable, pods)
+	if gangQueue != "" && *queue == "" {
+		*queue = gangQueue
+		setAnnotation(obj, setGangQueueAnnotation, "true")
+	}
+}
+
+// RestoreGangPolicy puts back what SetGangPolicy replaced, reporting
+// whether the job changed.
+func RestoreGangPolicy(obj client.Object, minAvailable **int32, queue *string) bool {
+	changed := RestoreCount(obj, "minAvailable", minAvailable)
+	if a := obj.GetAnnotations(); a[setGangQueueAnnotation] != "" {
+		*queue = ""
+		delete(a, setGangQueueAnnotation)
+		obj.SetAnnotations(a)
+		changed = true
+	}
+	return changed
+}

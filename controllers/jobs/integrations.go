@@ -18,6 +18,7 @@ import (
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs/job"
+	"github.com/musterhq/muster/controllers/jobs/jobset"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
 	"github.com/musterhq/muster/controllers/jobs/rayjob"
@@ -30,6 +31,7 @@ var registry = jobframework.MustNewRegistry(
 	pytorchjob.Kind.Integration(),
 	raycluster.Kind.Integration(),
 	rayjob.Kind.Integration(),
+	jobset.Kind.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).

@@ -1,13 +1,23 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
 
+	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 )
+
+// fixtureKinds are the registered kinds the manifests below have webhooks
+// for: a kind registered later does not change what these tests check.
+func fixtureKinds() []jobframework.Integration {
+	return slices.DeleteFunc(jobs.Registry().Integrations(), func(i jobframework.Integration) bool {
+		return !slices.Contains([]string{"batch/job", "kubeflow.org/pytorchjob", "ray.io/raycluster", "ray.io/rayjob"}, i.Name)
+	})
+}
 
 const manifests = `---
 apiVersion: admissionregistration.k8s.io/v1
@@ -57,7 +67,7 @@ webhooks:
 
 func TestJobWebhooksAreTheRegisteredKinds(t *testing.T) {
 	g := NewWithT(t)
-	mutating, validating, err := jobWebhooks(strings.NewReader(manifests), jobs.Registry().Integrations())
+	mutating, validating, err := jobWebhooks(strings.NewReader(manifests), fixtureKinds())
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(mutating).To(Equal([]string{"mjob.muster.dev", "mpytorchjob.muster.dev", "mraycluster.muster.dev", "mrayjob.muster.dev"}))
 	g.Expect(validating).To(Equal([]string{"vjob.muster.dev", "vpytorchjob.muster.dev", "vraycluster.muster.dev", "vrayjob.muster.dev"}), "not the API's")
@@ -66,7 +76,7 @@ func TestJobWebhooksAreTheRegisteredKinds(t *testing.T) {
 func TestAKindWithoutWebhookMarkersFails(t *testing.T) {
 	g := NewWithT(t)
 	withoutRay := manifests[:strings.Index(manifests, "- name: vraycluster")]
-	_, _, err := jobWebhooks(strings.NewReader(withoutRay), jobs.Registry().Integrations())
+	_, _, err := jobWebhooks(strings.NewReader(withoutRay), fixtureKinds())
 	g.Expect(err).To(MatchError(ContainSubstring("ray.io/raycluster lacks a mutating or a validating webhook")))
 }
 

@@ -2,9 +2,12 @@
 // running outside the cluster: it reads the output of
 // `kubectl kustomize config/webhook` on stdin and writes it with every
 // webhook's service reference replaced by https://HOST:PORT/<path> and the
-// given CA bundle. The local cluster (hack/cluster.sh) uses it.
+// given CA bundle, and every configuration's name prefixed with -prefix
+// (an operator's configurations, named as in its own kustomization, may not
+// clash with another's). Other objects are dropped. The local cluster
+// (hack/cluster.sh) uses it for Muster's webhooks and the operators'.
 //
-//	localwebhooks -url https://127.0.0.1:9443 -ca ca.crt < in.yaml > out.yaml
+//	localwebhooks -url https://127.0.0.1:9443 -ca ca.crt [-prefix jobset-] < in.yaml > out.yaml
 package main
 
 import (
@@ -23,14 +26,15 @@ import (
 func main() {
 	base := flag.String("url", "https://127.0.0.1:9443", "base URL of the webhook server")
 	caFile := flag.String("ca", "", "PEM file of the CA that signed the webhook server's certificate")
+	prefix := flag.String("prefix", "", "prefix of every webhook configuration's name")
 	flag.Parse()
-	if err := run(*base, *caFile, os.Stdin, os.Stdout); err != nil {
+	if err := run(*base, *caFile, *prefix, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "localwebhooks:", err)
 		os.Exit(1)
 	}
 }
 
-func run(base, caFile string, in io.Reader, out io.Writer) error {
+func run(base, caFile, prefix string, in io.Reader, out io.Writer) error {
 	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		return err
@@ -51,6 +55,9 @@ func run(base, caFile string, in io.Reader, out io.Writer) error {
 		kind, _ := doc["kind"].(string)
 		if kind != "MutatingWebhookConfiguration" && kind != "ValidatingWebhookConfiguration" {
 			continue
+		}
+		if md, ok := doc["metadata"].(map[string]any); ok && prefix != "" {
+			md["name"] = prefix + fmt.Sprint(md["name"])
 		}
 		hooks, _ := doc["webhooks"].([]any)
 		for _, h := range hooks {

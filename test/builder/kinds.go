@@ -3,9 +3,11 @@ package builder
 import (
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	jobsetv1alpha2 "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
@@ -122,3 +124,36 @@ func (b *RayJobBuilder) Queue(name string) *RayJobBuilder {
 
 // Obj returns the RayJob.
 func (b *RayJobBuilder) Obj() *rayv1.RayJob { return b.job.DeepCopy() }
+
+// JobSetBuilder builds a JobSet.
+type JobSetBuilder struct{ js jobsetv1alpha2.JobSet }
+
+// MakeJobSet starts a JobSet with no replicated jobs.
+func MakeJobSet(name, namespace string) *JobSetBuilder {
+	return &JobSetBuilder{js: jobsetv1alpha2.JobSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}}
+}
+
+// Queue labels the JobSet with Muster's queue label.
+func (b *JobSetBuilder) Queue(name string) *JobSetBuilder {
+	b.js.Labels = map[string]string{musterv1beta1.QueueNameLabel: name}
+	return b
+}
+
+// ReplicatedJob adds replicas child Jobs of parallelism pods, each asking
+// for q of resource name.
+func (b *JobSetBuilder) ReplicatedJob(rjName string, replicas, parallelism int32, name corev1.ResourceName, q string) *JobSetBuilder {
+	spec := podSpec()
+	setRequest(&spec, name, q)
+	b.js.Spec.ReplicatedJobs = append(b.js.Spec.ReplicatedJobs, jobsetv1alpha2.ReplicatedJob{
+		Name: rjName, Replicas: replicas,
+		Template: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Parallelism: ptr.To(parallelism), Completions: ptr.To(parallelism),
+			CompletionMode: ptr.To(batchv1.IndexedCompletion),
+			Template:       corev1.PodTemplateSpec{Spec: spec},
+		}},
+	})
+	return b
+}
+
+// Obj returns the JobSet.
+func (b *JobSetBuilder) Obj() *jobsetv1alpha2.JobSet { return b.js.DeepCopy() }

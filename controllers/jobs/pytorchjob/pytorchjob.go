@@ -102,10 +102,6 @@ func (j *Job) startWith(podSet string, spec *kftraining.ReplicaSpec, n int32) {
 	}
 }
 
-// setGangQueueAnnotation marks a runPolicy.schedulingPolicy.queue Muster
-// set (the job named none), so that stopping the job clears it.
-const setGangQueueAnnotation = "muster.dev/set-gang-queue"
-
 // SetGangMinimum sets runPolicy.schedulingPolicy.minAvailable, which the
 // training operator (--gang-scheduler-name) and KAI's podgrouper make the
 // pod group's minimum from, to the admitted pod count; and its queue (the
@@ -116,11 +112,7 @@ func (j *Job) SetGangMinimum(pods int32, queue string) {
 		sp = &kftraining.SchedulingPolicy{}
 		j.Spec.RunPolicy.SchedulingPolicy = sp
 	}
-	jobframework.SetCount(j.Object(), "minAvailable", &sp.MinAvailable, pods)
-	if queue != "" && sp.Queue == "" {
-		sp.Queue = queue
-		setAnnotation(j, setGangQueueAnnotation, "true")
-	}
+	jobframework.SetGangPolicy(j.Object(), &sp.MinAvailable, &sp.Queue, pods, queue)
 }
 
 // restoreGangMinimum puts back the minAvailable (and queue)
@@ -130,20 +122,7 @@ func (j *Job) restoreGangMinimum() bool {
 	if sp == nil {
 		return false
 	}
-	changed := jobframework.RestoreCount(j.Object(), "minAvailable", &sp.MinAvailable)
-	if _, set := j.Annotations[setGangQueueAnnotation]; set {
-		sp.Queue = ""
-		delete(j.Annotations, setGangQueueAnnotation)
-		changed = true
-	}
-	return changed
-}
-
-func setAnnotation(j *Job, k, v string) {
-	if j.Annotations == nil {
-		j.Annotations = map[string]string{}
-	}
-	j.Annotations[k] = v
+	return jobframework.RestoreGangPolicy(j.Object(), &sp.MinAvailable, &sp.Queue)
 }
 
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
