@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/kubeflow/mpi-operator v0.8.2
 	github.com/kubeflow/training-operator v1.9.3
 	github.com/onsi/gomega v1.44.0
 	github.com/open-policy-agent/cert-controller v0.16.0
@@ -28,7 +29,7 @@ require (
 	sigs.k8s.io/controller-runtime v0.25.2
 	sigs.k8s.io/jobset v0.12.0
 	sigs.k8s.io/yaml v1.6.0
-	volcano.sh/apis v1.13.0
+	volcano.sh/apis v1.14.0
 )
 
 require (

@@ -2,13 +2,14 @@
 # A whole Kubernetes cluster on loopback, built from Go modules, no Docker:
 # etcd, kube-apiserver, kube-controller-manager (Job controller),
 # kube-scheduler, kwok playing the kubelets of fake GPU nodes, and
-# optionally Muster and the job operators (Kubeflow training, KubeRay, JobSet).
+# optionally Muster and the job operators (Kubeflow training, KubeRay, JobSet,
+# MPI).
 # kwok sends no kubelet heartbeats, so the node lifecycle controller is off
 # and nodes are not tainted not-ready on creation.
 #
 #   hack/cluster.sh up        cluster + nodes (builds what is missing)
 #   hack/cluster.sh muster    (re)start Muster on it: CRDs, webhooks, manager
-#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset:
+#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset,mpi:
 #                             default all; each built from Go modules when missing)
 #   hack/cluster.sh down      stop exactly the processes started here
 #   hack/cluster.sh status    what runs
@@ -334,9 +335,9 @@ leaderElection:
 internalCertManagement:
   enable: false
 # The kinds on by default, and the opt-in kinds whose operators
-# hack/cluster.sh operators runs here (RayJob, JobSet).
+# hack/cluster.sh operators runs here (RayJob, JobSet, MPIJob).
 integrations:
-  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset]
+  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob]
   acceptKueueQueueLabel: true
 CONFIG
   stop muster
@@ -415,7 +416,7 @@ operator_cert_generated() {
 
 # The operators `operators` starts: OPERATORS, a comma-separated list of
 # these names, default all of them.
-all_operators=training,kuberay,jobset
+all_operators=training,kuberay,jobset,mpi
 
 operators() {
   mkdir -p "$run/logs" "$run/pids"
@@ -423,7 +424,7 @@ operators() {
   make -s -C "$root" job-crds
   for name in ${list//,/ }; do
     case "$name" in
-      training|kuberay|jobset) "operator_$name" ;;
+      training|kuberay|jobset|mpi) "operator_$name" ;;
       *) say "unknown operator $name (known: $all_operators)"; return 2 ;;
     esac
   done
@@ -510,12 +511,23 @@ CONFIG
   wait_for "the JobSet webhooks" 60 jobset_webhook_serves "$port"
 }
 
+# operator_mpi: the MPI operator (MPIJob v2beta1). It has no webhooks; it
+# elects a leader in the mpi-operator namespace and serves its health check
+# on :8080, a port it does not let be changed.
+operator_mpi() {
+  say "building the MPI operator from Go modules"
+  "$root/hack/build-tools.sh" "$bin" mpi-operator
+  apply_crds "$root/bin/crds/mpijob"
+  kubectl create namespace mpi-operator --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  start mpi-operator "$bin/mpi-operator" --kubeConfig "$kubeconfig" --lock-namespace mpi-operator
+}
+
 jobset_webhook_serves() {
   curl -s --cacert "$run/pki/ca.crt" -o /dev/null "https://127.0.0.1:$1/"
 }
 
 down() {
-  for name in jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop "$name"
   done
   rm -rf "$run/etcd"
@@ -523,7 +535,7 @@ down() {
 }
 
 status() {
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator; do
     if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
   done
 }

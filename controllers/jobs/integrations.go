@@ -19,6 +19,7 @@ import (
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/jobset"
+	"github.com/musterhq/muster/controllers/jobs/mpijob"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
 	"github.com/musterhq/muster/controllers/jobs/rayjob"
@@ -32,6 +33,7 @@ var registry = jobframework.MustNewRegistry(
 	raycluster.Kind.Integration(),
 	rayjob.Kind.Integration(),
 	jobset.Kind.Integration(),
+	mpijob.Kind.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).

@@ -1,6 +1,7 @@
 package builder
 
 import (
+	kfmpi "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -157,3 +158,44 @@ func (b *JobSetBuilder) ReplicatedJob(rjName string, replicas, parallelism int32
 
 // Obj returns the JobSet.
 func (b *JobSetBuilder) Obj() *jobsetv1alpha2.JobSet { return b.js.DeepCopy() }
+
+// MPIJobBuilder builds a Kubeflow MPIJob (kubeflow.org/v2beta1).
+type MPIJobBuilder struct{ job kfmpi.MPIJob }
+
+// MakeMPIJob starts an MPIJob with a launcher asking for nothing and
+// workers pods asking for q of resource name each, cleaned up when the
+// launcher finishes.
+func MakeMPIJob(name, namespace string, workers int32, res corev1.ResourceName, q string) *MPIJobBuilder {
+	launcher, worker := podSpec(), podSpec()
+	launcher.Containers[0].Name, worker.Containers[0].Name = "launcher", "worker"
+	setRequest(&worker, res, q)
+	return &MPIJobBuilder{job: kfmpi.MPIJob{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: kfmpi.MPIJobSpec{
+			SlotsPerWorker: ptr.To[int32](1),
+			// As Kueue's examples do: the workers go when the launcher is
+			// done (the operator's default, None, keeps them running).
+			RunPolicy: kfmpi.RunPolicy{CleanPodPolicy: ptr.To(kfmpi.CleanPodPolicyRunning)},
+			MPIReplicaSpecs: map[kfmpi.MPIReplicaType]*kfmpi.ReplicaSpec{
+				kfmpi.MPIReplicaTypeLauncher: {Replicas: ptr.To[int32](1), Template: corev1.PodTemplateSpec{Spec: launcher}},
+				kfmpi.MPIReplicaTypeWorker:   {Replicas: ptr.To(workers), Template: corev1.PodTemplateSpec{Spec: worker}},
+			},
+		},
+	}}
+}
+
+// Queue labels the job with Muster's queue label.
+func (b *MPIJobBuilder) Queue(name string) *MPIJobBuilder {
+	b.job.Labels = map[string]string{musterv1beta1.QueueNameLabel: name}
+	return b
+}
+
+// MinAvailable sets the pod group's minimum (launcher and workers), which
+// lets the workers be admitted partially.
+func (b *MPIJobBuilder) MinAvailable(n int32) *MPIJobBuilder {
+	b.job.Spec.RunPolicy.SchedulingPolicy = &kfmpi.SchedulingPolicy{MinAvailable: ptr.To(n)}
+	return b
+}
+
+// Obj returns the MPIJob.
+func (b *MPIJobBuilder) Obj() *kfmpi.MPIJob { return b.job.DeepCopy() }
