@@ -56,9 +56,12 @@ func (j *Job) podCount() int32 {
 	return n
 }
 
+// podSetName is a Job's one pod set, as Kueue names it.
+const podSetName = "main"
+
 func (j *Job) PodSets() []musterv1beta1.PodSet {
 	ps := musterv1beta1.PodSet{
-		Name:     "main",
+		Name:     podSetName,
 		Count:    j.podCount(),
 		Template: *j.Spec.Template.DeepCopy(),
 	}
@@ -86,8 +89,8 @@ func (j *Job) ValidateQueued() field.ErrorList {
 }
 
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
-	if len(infos) != 1 {
-		return fmt.Errorf("a Job has one pod set, got %d", len(infos))
+	if len(infos) != 1 || infos[0].Name != podSetName {
+		return fmt.Errorf("a Job has one pod set, %q; got %d", podSetName, len(infos))
 	}
 	if err := infos[0].Merge(&j.Spec.Template); err != nil {
 		return err

@@ -1,0 +1,154 @@
+package jobs
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/controllers/jobs/job"
+	"github.com/musterhq/muster/controllers/jobs/jobset"
+	"github.com/musterhq/muster/controllers/jobs/mpijob"
+	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
+	"github.com/musterhq/muster/controllers/jobs/raycluster"
+	"github.com/musterhq/muster/controllers/jobs/rayjob"
+	"github.com/musterhq/muster/internal/podrequests"
+	"github.com/musterhq/muster/test/builder"
+)
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+// fixture is a job of one kind with more than one pod set where the kind
+// has them, and its pod templates, in pod set order.
+type fixture func() (jobframework.GenericJob, []*corev1.PodTemplateSpec)
+
+// fixtures has one job per registered kind: a kind registered without one
+// fails TestEveryKindHasAFixture.
+var fixtures = map[string]fixture{
+	"batch/job": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		j := builder.MakeJob("j", "ns").Parallelism(3).Request(gpu, "1").Obj()
+		return (*job.Job)(j), []*corev1.PodTemplateSpec{&j.Spec.Template}
+	},
+	"kubeflow.org/pytorchjob": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		j := builder.MakePyTorchJob("j", "ns").Replicas("Worker", 3).Request("Worker", gpu, "1").Obj()
+		return (*pytorchjob.Job)(j), []*corev1.PodTemplateSpec{&j.Spec.PyTorchReplicaSpecs["Master"].Template, &j.Spec.PyTorchReplicaSpecs["Worker"].Template}
+	},
+	"ray.io/raycluster": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		c := builder.MakeRayCluster("c", "ns").WorkerGroup("gpu", 3, gpu, "1").Obj()
+		return (*raycluster.Cluster)(c), []*corev1.PodTemplateSpec{&c.Spec.HeadGroupSpec.Template, &c.Spec.WorkerGroupSpecs[0].Template}
+	},
+	"ray.io/rayjob": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		cluster := builder.MakeRayCluster("c", "ns").WorkerGroup("gpu", 3, gpu, "1").Obj()
+		j := builder.MakeRayJob("j", "ns", cluster.Spec).Obj()
+		s := j.Spec.RayClusterSpec
+		return (*rayjob.Job)(j), []*corev1.PodTemplateSpec{&s.HeadGroupSpec.Template, &s.WorkerGroupSpecs[0].Template, j.Spec.SubmitterPodTemplate}
+	},
+	"jobset.x-k8s.io/jobset": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		js := builder.MakeJobSet("js", "ns").ReplicatedJob("driver", 1, 1, "cpu", "1").ReplicatedJob("workers", 2, 2, gpu, "1").Obj()
+		return (*jobset.Job)(js), []*corev1.PodTemplateSpec{&js.Spec.ReplicatedJobs[0].Template.Spec.Template, &js.Spec.ReplicatedJobs[1].Template.Spec.Template}
+	},
+	"kubeflow.org/mpijob": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		j := builder.MakeMPIJob("j", "ns", 3, gpu, "1").Obj()
+		return (*mpijob.Job)(j), []*corev1.PodTemplateSpec{&j.Spec.MPIReplicaSpecs["Launcher"].Template, &j.Spec.MPIReplicaSpecs["Worker"].Template}
+	},
+}
+
+func TestEveryKindHasAFixture(t *testing.T) {
+	g := NewWithT(t)
+	for _, i := range Registry().Integrations() {
+		g.Expect(fixtures).To(HaveKey(i.Name), "add a fixture for %s to conformance_test.go", i.Name)
+	}
+}
+
+// eachKind runs f on every kind's fixture.
+func eachKind(t *testing.T, f func(g Gomega, job jobframework.GenericJob, templates []*corev1.PodTemplateSpec)) {
+	for _, name := range slices.Sorted(maps.Keys(fixtures)) {
+		t.Run(name, func(t *testing.T) {
+			job, templates := fixtures[name]()
+			f(NewWithT(t), job, templates)
+		})
+	}
+}
+
+// The pod sets are the job's templates, one each, as its pods will have
+// them: a GPU given only as a limit and an init container's request are
+// what the shared requests path charges, for every kind alike.
+func TestEveryKindsPodSetsAreItsTemplates(t *testing.T) {
+	eachKind(t, func(g Gomega, job jobframework.GenericJob, templates []*corev1.PodTemplateSpec) {
+		for _, tmpl := range templates {
+			c := &tmpl.Spec.Containers[0]
+			c.Resources.Requests = nil
+			c.Resources.Limits = corev1.ResourceList{gpu: resource.MustParse("2")}
+			tmpl.Spec.InitContainers = []corev1.Container{{Name: "warm-up", Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")}}}}
+		}
+		podSets := job.PodSets()
+		g.Expect(podSets).To(HaveLen(len(templates)))
+		names := map[string]bool{}
+		for _, ps := range podSets {
+			g.Expect(names).NotTo(HaveKey(ps.Name), "pod set names are unique")
+			names[ps.Name] = true
+			g.Expect(ps.Count).To(BeNumerically(">", 0))
+			eff := podrequests.Effective(&ps.Template.Spec, nil, nil)
+			g.Expect(eff.Containers[0].Resources.Requests).To(HaveKeyWithValue(gpu, resource.MustParse("2")), "pod set %s: the limit counts", ps.Name)
+			g.Expect(eff.InitContainers).To(HaveLen(1), "pod set %s keeps its init container", ps.Name)
+		}
+	})
+}
+
+// Kueue's topology annotations on every template become every pod set's
+// topology request.
+func TestEveryKindsTemplatesCarryTheirTopology(t *testing.T) {
+	eachKind(t, func(g Gomega, job jobframework.GenericJob, templates []*corev1.PodTemplateSpec) {
+		for _, tmpl := range templates {
+			tmpl.Annotations = map[string]string{musterv1beta1.KueuePrefix + "podset-required-topology": "topology.kubernetes.io/rack"}
+		}
+		for _, ps := range job.PodSets() {
+			r := jobframework.TopologyRequestOf(&ps.Template, "")
+			g.Expect(r).NotTo(BeNil(), "pod set %s", ps.Name)
+			g.Expect(r.Required).To(HaveValue(Equal("topology.kubernetes.io/rack")))
+		}
+	})
+}
+
+// Starting places exactly each pod set's template and unsuspends; stopping
+// gives back the templates the user wrote; a pod set the job does not have
+// is an error, not a silent no-op.
+func TestEveryKindStartsAndStopsWithItsTemplatesBack(t *testing.T) {
+	eachKind(t, func(g Gomega, job jobframework.GenericJob, templates []*corev1.PodTemplateSpec) {
+		templates[0].Spec.NodeSelector = map[string]string{"zone": "a"}
+		job.Suspend()
+		written := make([]*corev1.PodTemplateSpec, len(templates))
+		for i, tmpl := range templates {
+			written[i] = tmpl.DeepCopy()
+		}
+		podSets := job.PodSets()
+		var run, restore []jobframework.PodSetInfo
+		for i, ps := range podSets {
+			run = append(run, jobframework.PodSetInfo{Name: ps.Name, Count: ps.Count,
+				NodeSelector: map[string]string{"pool": ps.Name},
+				Tolerations:  []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpExists}}})
+			restore = append(restore, jobframework.PodSetInfo{Name: ps.Name, Count: ps.Count,
+				NodeSelector: written[i].Spec.NodeSelector, Tolerations: written[i].Spec.Tolerations})
+		}
+		g.Expect(job.RunWithPodSetsInfo(run)).To(Succeed())
+		g.Expect(job.IsSuspended()).To(BeFalse())
+		for i, ps := range podSets {
+			g.Expect(templates[i].Spec.NodeSelector).To(HaveKeyWithValue("pool", ps.Name), "pod set %s placed on its own template", ps.Name)
+			g.Expect(templates[i].Spec.Tolerations).To(HaveLen(1))
+		}
+		g.Expect(templates[0].Spec.NodeSelector).To(HaveKeyWithValue("zone", "a"), "the user's selector is kept")
+
+		job.Suspend()
+		g.Expect(job.RestorePodSetsInfo(restore)).To(BeTrue())
+		for i := range templates {
+			g.Expect(templates[i]).To(Equal(written[i]), "pod set %s", podSets[i].Name)
+		}
+		g.Expect(job.RunWithPodSetsInfo([]jobframework.PodSetInfo{{Name: "no-such-pod-set", Count: 1}})).NotTo(Succeed())
+	})
+}
