@@ -335,9 +335,10 @@ leaderElection:
 internalCertManagement:
   enable: false
 # The kinds on by default, and the opt-in kinds whose operators
-# hack/cluster.sh operators runs here (RayJob, JobSet, MPIJob).
+# hack/cluster.sh operators runs here (RayJob, JobSet, MPIJob), and plain
+# Pods (no operator; only those that name a queue are gated).
 integrations:
-  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob]
+  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, pod]
   acceptKueueQueueLabel: true
 CONFIG
   stop muster

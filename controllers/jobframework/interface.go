@@ -71,6 +71,24 @@ type JobWithTemplateLock interface {
 	TemplateLocked() bool
 }
 
+// JobWithSubGroups is implemented by kinds whose pod sets are made of
+// equal sub-groups numbering their pods from 0 (a JobSet's replicated job:
+// its child Jobs), with Kind.SubGroupIndexLabel naming a pod's sub-group.
+type JobWithSubGroups interface {
+	// SubGroups is how many sub-groups a pod set has.
+	SubGroups(podSet string) int32
+}
+
+// JobStoppedByDeletion is implemented by kinds that can be suspended only
+// when they are created (a Pod: a scheduling gate can be removed, never
+// added). The webhook gates them at creation; the reconciler leaves one
+// it finds running without a Workload alone (it got past a webhook that
+// was not called, and cannot be held back now), and stops one by deleting
+// it, as Kueue stops a plain Pod.
+type JobStoppedByDeletion interface {
+	StoppedByDeletion()
+}
+
 // JobWithStopCleanup is implemented by jobs that must clean up more than
 // their spec when stopped (e.g. a batch/v1 Job's startTime).
 type JobWithStopCleanup interface {

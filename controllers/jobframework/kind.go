@@ -42,6 +42,20 @@ type Kind[T client.Object] struct {
 	// (a Job's completion index), if the kind has one: the topology
 	// ungater gives neighbouring indexes neighbouring nodes.
 	PodIndexLabel string
+	// SubGroupIndexLabel is the pod label holding the index of a pod's
+	// sub-group when PodIndexLabel numbers pods within sub-groups (a
+	// JobSet's child Jobs each count their pods from 0): the ungater orders
+	// pods by it first, so each sub-group fills its own slice.
+	SubGroupIndexLabel string
+	// WebhookPaths, when set, are the webhooks' paths instead of those the
+	// GVK gives (/mutate-<group>-<version>-<kind>): a kind whose GVK path
+	// another webhook serves (Pods: the gang webhook's).
+	WebhookPaths *WebhookPaths
+}
+
+// WebhookPaths are a kind's mutating and validating webhook paths.
+type WebhookPaths struct {
+	Mutate, Validate string
 }
 
 // CRDSource is a CRD file inside a Go module that go.mod pins (the

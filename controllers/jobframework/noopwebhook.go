@@ -13,7 +13,7 @@ import (
 // configurations name every registered kind, and a path nobody serves
 // would make the API server refuse the kind's objects (failurePolicy Fail).
 func SetupNoopWebhook[T client.Object](mgr ctrl.Manager, kind Kind[T]) error {
-	return ctrl.NewWebhookManagedBy(mgr, kind.New()).WithDefaulter(allowAll[T]{}).WithValidator(allowAll[T]{}).Complete()
+	return withPaths(ctrl.NewWebhookManagedBy(mgr, kind.New()).WithDefaulter(allowAll[T]{}).WithValidator(allowAll[T]{}), kind.WebhookPaths).Complete()
 }
 
 // allowAll changes and refuses nothing.

@@ -38,7 +38,15 @@ const (
 	// ReasonWorkloadComposeFailed is Kueue's name for a job whose Workload
 	// cannot be made (its WorkloadPriorityClass does not exist, say).
 	ReasonWorkloadComposeFailed = "ErrWorkloadCompose"
+	// ReasonNotGated is a job of a kind that cannot be suspended (a Pod)
+	// found running without a Workload: Muster leaves it alone.
+	ReasonNotGated = "NotGated"
 )
+
+func stoppedByDeletion(job GenericJob) bool {
+	_, ok := job.(JobStoppedByDeletion)
+	return ok
+}
 
 // composeRetry is how soon a job whose Workload could not be made for
 // want of an object (a WorkloadPriorityClass created after the job) is
@@ -200,6 +208,12 @@ func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, 
 // down or the job predates Muster), then creates its Workload.
 func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queue string) (ctrl.Result, error) {
 	obj := job.Object()
+	if !job.IsSuspended() && stoppedByDeletion(job) {
+		r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, ReasonNotGated, "Create",
+			"Runs outside quota: it was created without Muster's gate (was the webhook unreachable?) and cannot be held back once it exists")
+		log.FromContext(ctx).Info("Left alone a job that runs without quota and cannot be suspended")
+		return ctrl.Result{}, nil
+	}
 	if !job.IsSuspended() {
 		job.Suspend()
 		if err := r.client.Update(ctx, obj); err != nil {
@@ -425,11 +439,22 @@ func (r *Reconciler[T]) suspendAndRestore(ctx context.Context, job GenericJob, w
 }
 
 // suspend stops a running job; the next reconcile restores its placement.
+// A kind that cannot be suspended is deleted instead.
 func (r *Reconciler[T]) suspend(ctx context.Context, job GenericJob, wl *musterv1beta1.Workload) error {
 	obj := job.Object()
-	job.Suspend()
-	if err := r.client.Update(ctx, obj); err != nil {
-		return err
+	if stoppedByDeletion(job) {
+		if !obj.GetDeletionTimestamp().IsZero() {
+			return nil // going; its deletion releases the workload
+		}
+		uid := obj.GetUID()
+		if err := r.client.Delete(ctx, obj, client.Preconditions{UID: &uid}); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	} else {
+		job.Suspend()
+		if err := r.client.Update(ctx, obj); err != nil {
+			return err
+		}
 	}
 	msg := "Not admitted by a ClusterQueue"
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
@@ -34,6 +35,7 @@ func (r *Reconciler[T]) podSetsOf(ctx context.Context, job GenericJob) ([]muster
 		}
 		podSets[i].Template.Spec = *podrequests.Effective(spec, ranges.Items, overhead)
 		podSets[i].TopologyRequest = TopologyRequestOf(&podSets[i].Template, r.kind.PodIndexLabel)
+		setSubGroups(podSets[i], job, r.kind.SubGroupIndexLabel)
 	}
 	return podSets, nil
 }
@@ -109,4 +111,15 @@ func sameCount(recorded *musterv1beta1.PodSet, asked int32, adm *musterv1beta1.A
 		}
 	}
 	return false
+}
+
+// setSubGroups records in a pod set's topology request how its pods are
+// numbered within sub-groups, for kinds that have them.
+func setSubGroups(ps musterv1beta1.PodSet, job GenericJob, label string) {
+	sg, ok := job.(JobWithSubGroups)
+	if tr := ps.TopologyRequest; tr != nil && ok && label != "" {
+		if n := sg.SubGroups(ps.Name); n > 1 {
+			tr.SubGroupIndexLabel, tr.SubGroupCount = ptr.To(label), ptr.To(n)
+		}
+	}
 }

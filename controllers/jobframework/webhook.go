@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -31,7 +32,15 @@ type JobWebhook[T client.Object] struct {
 // the adapter's kubebuilder:webhook markers say.
 func SetupWebhook[T client.Object](mgr ctrl.Manager, kind Kind[T], opts Options) error {
 	w := NewWebhook(kind, opts, mgr.GetClient())
-	return ctrl.NewWebhookManagedBy(mgr, kind.New()).WithDefaulter(w).WithValidator(w).Complete()
+	return withPaths(ctrl.NewWebhookManagedBy(mgr, kind.New()).WithDefaulter(w).WithValidator(w), kind.WebhookPaths).Complete()
+}
+
+// withPaths sets a kind's own webhook paths, if it has them.
+func withPaths[T client.Object](b *builder.WebhookBuilder[T], paths *WebhookPaths) *builder.WebhookBuilder[T] {
+	if paths == nil {
+		return b
+	}
+	return b.WithDefaulterCustomPath(paths.Mutate).WithValidatorCustomPath(paths.Validate)
 }
 
 // NewWebhook returns the webhook of a kind reading namespaces and Workloads

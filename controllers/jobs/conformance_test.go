@@ -8,12 +8,14 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/jobset"
 	"github.com/musterhq/muster/controllers/jobs/mpijob"
+	"github.com/musterhq/muster/controllers/jobs/pod"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
 	"github.com/musterhq/muster/controllers/jobs/rayjob"
@@ -51,6 +53,10 @@ var fixtures = map[string]fixture{
 	"jobset.x-k8s.io/jobset": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
 		js := builder.MakeJobSet("js", "ns").ReplicatedJob("driver", 1, 1, "cpu", "1").ReplicatedJob("workers", 2, 2, gpu, "1").Obj()
 		return (*jobset.Job)(js), []*corev1.PodTemplateSpec{&js.Spec.ReplicatedJobs[0].Template.Spec.Template, &js.Spec.ReplicatedJobs[1].Template.Spec.Template}
+	},
+	"pod": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		p := &podAsTemplate{tmpl: corev1.PodTemplateSpec{Spec: builder.MakePod("p", "ns").Request(gpu, "1").Obj().Spec}}
+		return p, []*corev1.PodTemplateSpec{&p.tmpl}
 	},
 	"kubeflow.org/mpijob": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
 		j := builder.MakeMPIJob("j", "ns", 3, gpu, "1").Obj()
@@ -145,6 +151,11 @@ func TestEveryKindStartsAndStopsWithItsTemplatesBack(t *testing.T) {
 		g.Expect(templates[0].Spec.NodeSelector).To(HaveKeyWithValue("zone", "a"), "the user's selector is kept")
 
 		job.Suspend()
+		if _, ok := job.(jobframework.JobStoppedByDeletion); ok {
+			g.Expect(job.RestorePodSetsInfo(restore)).To(BeFalse(), "a kind stopped by deletion has nothing to restore")
+			g.Expect(job.RunWithPodSetsInfo([]jobframework.PodSetInfo{{Name: "no-such-pod-set", Count: 1}})).NotTo(Succeed())
+			return
+		}
 		g.Expect(job.RestorePodSetsInfo(restore)).To(BeTrue())
 		for i := range templates {
 			g.Expect(templates[i]).To(Equal(written[i]), "pod set %s", podSets[i].Name)
@@ -152,3 +163,50 @@ func TestEveryKindStartsAndStopsWithItsTemplatesBack(t *testing.T) {
 		g.Expect(job.RunWithPodSetsInfo([]jobframework.PodSetInfo{{Name: "no-such-pod-set", Count: 1}})).NotTo(Succeed())
 	})
 }
+
+// podAsTemplate is a Pod whose metadata and spec live in a template, so
+// the tables can edit it as they edit the other kinds' templates; each
+// call goes through the real adapter.
+type podAsTemplate struct{ tmpl corev1.PodTemplateSpec }
+
+var _ jobframework.JobStoppedByDeletion = (*podAsTemplate)(nil)
+
+func (p *podAsTemplate) StoppedByDeletion() {}
+
+// do runs f on the adapter of the Pod the template describes, and keeps
+// what it changed.
+func (p *podAsTemplate) do(f func(*pod.Pod)) {
+	po := &pod.Pod{ObjectMeta: p.tmpl.ObjectMeta, Spec: p.tmpl.Spec}
+	f(po)
+	p.tmpl.ObjectMeta, p.tmpl.Spec = po.ObjectMeta, po.Spec
+}
+
+func (p *podAsTemplate) Object() client.Object {
+	var o client.Object
+	p.do(func(po *pod.Pod) { o = po.Object() })
+	return o
+}
+
+func (p *podAsTemplate) IsSuspended() (b bool) {
+	p.do(func(po *pod.Pod) { b = po.IsSuspended() })
+	return
+}
+func (p *podAsTemplate) Suspend() { p.do(func(po *pod.Pod) { po.Suspend() }) }
+func (p *podAsTemplate) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) (err error) {
+	p.do(func(po *pod.Pod) { err = po.RunWithPodSetsInfo(infos) })
+	return
+}
+func (p *podAsTemplate) RestorePodSetsInfo(infos []jobframework.PodSetInfo) (b bool) {
+	p.do(func(po *pod.Pod) { b = po.RestorePodSetsInfo(infos) })
+	return
+}
+func (p *podAsTemplate) PodSets() (ps []musterv1beta1.PodSet) {
+	p.do(func(po *pod.Pod) { ps = po.PodSets() })
+	return
+}
+func (p *podAsTemplate) Finished() (msg string, ok, done bool) {
+	p.do(func(po *pod.Pod) { msg, ok, done = po.Finished() })
+	return
+}
+func (p *podAsTemplate) PodsReady() (b bool) { p.do(func(po *pod.Pod) { b = po.PodsReady() }); return }
+func (p *podAsTemplate) IsActive() (b bool)  { p.do(func(po *pod.Pod) { b = po.IsActive() }); return }

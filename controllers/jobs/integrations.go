@@ -20,6 +20,7 @@ import (
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/jobset"
 	"github.com/musterhq/muster/controllers/jobs/mpijob"
+	"github.com/musterhq/muster/controllers/jobs/pod"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
 	"github.com/musterhq/muster/controllers/jobs/rayjob"
@@ -34,6 +35,7 @@ var registry = jobframework.MustNewRegistry(
 	rayjob.Kind.Integration(),
 	jobset.Kind.Integration(),
 	mpijob.Kind.Integration(),
+	pod.Kind.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).

@@ -49,7 +49,9 @@ func trimNode(o any) (any, error) {
 
 func trimPod(o any) (any, error) {
 	p, ok := o.(*corev1.Pod)
-	if !ok {
+	if !ok || namesQueue(p) {
+		// A plain Pod that names a queue is a job of its own: the pod
+		// integration reads and writes it whole.
 		return o, nil
 	}
 	out := &corev1.Pod{
@@ -70,10 +72,22 @@ func trimPod(o any) (any, error) {
 	return out, nil
 }
 
+// namesQueue reports whether a pod carries a queue label.
+func namesQueue(p *corev1.Pod) bool {
+	_, muster := p.Labels[musterv1beta1.QueueNameLabel]
+	_, kueue := p.Labels[musterv1beta1.KueueQueueNameLabel]
+	return muster || kueue
+}
+
 // isPodLabelKept keeps the labels the ungater reads: the pod set, and the
-// index labels of the kinds that have one.
+// index labels of the kinds that have one (a JobSet's child Job index
+// among them, by which its pods are grouped into slices).
 func isPodLabelKept(k string) bool {
-	return k == musterv1beta1.PodSetLabel || k == "batch.kubernetes.io/job-completion-index" || k == "training.kubeflow.org/replica-index"
+	switch k {
+	case musterv1beta1.PodSetLabel, "batch.kubernetes.io/job-completion-index", "training.kubeflow.org/replica-index", "jobset.sigs.k8s.io/job-index":
+		return true
+	}
+	return false
 }
 
 // isPodAnnotationKept keeps Muster's annotations and the Job completion

@@ -14,6 +14,10 @@ import (
 type slotList struct {
 	nodes []string
 	left  map[string]int32
+	// bySlot is the placement's node of each slot, in placement order:
+	// a node once per pod it gets, the leaves of one parent domain
+	// together.
+	bySlot []string
 }
 
 // take counts a pod already on (or sent to) a node; a node outside the
@@ -22,6 +26,20 @@ func (s *slotList) take(node string) {
 	if s.left[node] > 0 {
 		s.left[node]--
 	}
+}
+
+// at returns the node of the slot at position pos and counts it, or ""
+// when there is no such slot or its node owes no more pods.
+func (s *slotList) at(pos int) string {
+	if pos < 0 || pos >= len(s.bySlot) {
+		return ""
+	}
+	n := s.bySlot[pos]
+	if s.left[n] == 0 {
+		return ""
+	}
+	s.left[n]--
+	return n
 }
 
 // next returns the first node still owed a pod and counts it, or "".
@@ -65,6 +83,9 @@ func (u *Ungater) slots(ctx context.Context, ta *musterv1beta1.TopologyAssignmen
 				s.nodes = append(s.nodes, leaf)
 			}
 			s.left[leaf] += n
+			for range n {
+				s.bySlot = append(s.bySlot, leaf)
+			}
 			host, err := jobframework.HostnameOf(ctx, u.client, leaf)
 			if err != nil {
 				return nil, h, err

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -93,9 +94,11 @@ func podsOf(pods []corev1.Pod, podSet string) []*corev1.Pod {
 	return out
 }
 
-// ungatePodSet gives gated pods the nodes that still owe pods, lowest
-// index first onto the nodes in placement order, so that neighbouring
-// ranks share racks. It reports whether patches are still unconfirmed.
+// ungatePodSet gives gated pods the nodes that still owe pods: a numbered
+// pod the slot its number names in placement order, so that neighbouring
+// ranks share racks and a sub-group's pods fill one slice however the pods
+// arrive, the others the first free slots. It reports whether patches are
+// still unconfirmed.
 func (u *Ungater) ungatePodSet(ctx context.Context, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, pods []*corev1.Pod) (bool, error) {
 	slots, hosts, err := u.slots(ctx, psa.TopologyAssignment)
 	if err != nil {
@@ -116,15 +119,7 @@ func (u *Ungater) ungatePodSet(ctx context.Context, wl *musterv1beta1.Workload, 
 			slots.take(hosts.node(p.Spec.NodeSelector[corev1.LabelHostname]))
 		}
 	}
-	sortByIndex(gated, indexLabel(wl, psa.Name))
-	var plan []ungate
-	for _, p := range gated {
-		node := slots.next()
-		if node == "" {
-			break // more pods than placed: the rest stay gated
-		}
-		plan = append(plan, ungate{pod: p, node: node, host: hosts.host(node)})
-	}
+	plan := planUngates(gated, numberingOf(wl, psa.Name), slots, hosts)
 	if len(plan) == 0 {
 		return unconfirmed, nil
 	}
@@ -196,40 +191,104 @@ func isGated(p *corev1.Pod) bool {
 	})
 }
 
-// indexLabel is the pod set's index label from its topology request.
-func indexLabel(wl *musterv1beta1.Workload, podSet string) string {
-	for _, ps := range wl.Spec.PodSets {
-		if ps.Name == podSet && ps.TopologyRequest != nil && ps.TopologyRequest.PodIndexLabel != nil {
-			return *ps.TopologyRequest.PodIndexLabel
-		}
-	}
-	return ""
+// numbering says how a pod set's pods are numbered: by index within
+// sub-groups of perGroup pods (a JobSet's child Jobs), or by index alone.
+type numbering struct {
+	subGroupLabel, indexLabel string
+	perGroup                  int
 }
 
-// sortByIndex orders pods by their index label (then name): pods without
-// a usable index go last, by name.
-func sortByIndex(pods []*corev1.Pod, label string) {
-	index := func(p *corev1.Pod) int {
-		if label == "" {
-			return -1
+// numberingOf reads the pod set's numbering from its topology request.
+func numberingOf(wl *musterv1beta1.Workload, podSet string) numbering {
+	for _, ps := range wl.Spec.PodSets {
+		if ps.Name != podSet || ps.TopologyRequest == nil {
+			continue
 		}
-		v, ok := p.Labels[label]
-		if !ok {
-			v, ok = p.Annotations[label]
-		}
-		n, err := strconv.Atoi(v)
-		if !ok || err != nil || n < 0 {
-			return -1
+		tr := ps.TopologyRequest
+		n := numbering{indexLabel: ptr.Deref(tr.PodIndexLabel, "")}
+		if groups := ptr.Deref(tr.SubGroupCount, 0); tr.SubGroupIndexLabel != nil && groups > 0 && ps.Count%groups == 0 {
+			n.subGroupLabel, n.perGroup = *tr.SubGroupIndexLabel, int(ps.Count/groups)
 		}
 		return n
 	}
+	return numbering{}
+}
+
+// position is a pod's place in its pod set (its slot in placement order),
+// or -1 when it is not numbered.
+func (n numbering) position(p *corev1.Pod) int {
+	index := podIndex(p, n.indexLabel)
+	if index < 0 || n.subGroupLabel == "" {
+		return index
+	}
+	group := podIndex(p, n.subGroupLabel)
+	if group < 0 || index >= n.perGroup {
+		return -1
+	}
+	return group*n.perGroup + index
+}
+
+// planUngates gives each numbered pod the slot of its position while that
+// slot's node still owes pods, then every other pod, lowest position
+// first, the first node still owed one; pods beyond the placement stay
+// gated.
+func planUngates(gated []*corev1.Pod, n numbering, slots *slotList, hosts hostMap) []ungate {
+	sortByIndex(gated, n)
+	var plan, rest []ungate
+	for _, p := range gated {
+		if node := slots.at(n.position(p)); node != "" {
+			plan = append(plan, ungate{pod: p, node: node, host: hosts.host(node)})
+		} else {
+			rest = append(rest, ungate{pod: p})
+		}
+	}
+	for _, g := range rest {
+		if g.node = slots.next(); g.node == "" {
+			break
+		}
+		g.host = hosts.host(g.node)
+		plan = append(plan, g)
+	}
+	return plan
+}
+
+// podIndex is a pod's index under label (a label, or an annotation of the
+// same name), -1 when it has no usable one.
+func podIndex(p *corev1.Pod, label string) int {
+	if label == "" {
+		return -1
+	}
+	v, ok := p.Labels[label]
+	if !ok {
+		v, ok = p.Annotations[label]
+	}
+	n, err := strconv.Atoi(v)
+	if !ok || err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
+
+// compareIndexes orders two indexes, a missing one (-1) last.
+func compareIndexes(a, b int) int {
+	switch {
+	case a == b:
+		return 0
+	case a >= 0 && b >= 0:
+		return cmp.Compare(a, b)
+	}
+	return cmp.Compare(b, a) // the one with an index first
+}
+
+// sortByIndex orders pods by their sub-group index, then their index, then
+// name: pods without a usable index go after those with one.
+func sortByIndex(pods []*corev1.Pod, n numbering) {
 	slices.SortStableFunc(pods, func(a, b *corev1.Pod) int {
-		ia, ib := index(a), index(b)
-		switch {
-		case ia != ib && ia >= 0 && ib >= 0:
-			return cmp.Compare(ia, ib)
-		case ia != ib:
-			return cmp.Compare(ib, ia) // the one with an index first
+		if c := compareIndexes(podIndex(a, n.subGroupLabel), podIndex(b, n.subGroupLabel)); c != 0 {
+			return c
+		}
+		if c := compareIndexes(podIndex(a, n.indexLabel), podIndex(b, n.indexLabel)); c != 0 {
+			return c
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})

@@ -199,3 +199,45 @@ func (b *MPIJobBuilder) MinAvailable(n int32) *MPIJobBuilder {
 
 // Obj returns the MPIJob.
 func (b *MPIJobBuilder) Obj() *kfmpi.MPIJob { return b.job.DeepCopy() }
+
+// PodBuilder builds a plain Pod.
+type PodBuilder struct{ pod corev1.Pod }
+
+// MakePod starts a Pod of one container that never restarts.
+func MakePod(name, namespace string) *PodBuilder {
+	spec := podSpec()
+	spec.RestartPolicy = corev1.RestartPolicyNever
+	return &PodBuilder{pod: corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: spec}}
+}
+
+// Queue labels the Pod with Muster's queue label.
+func (b *PodBuilder) Queue(name string) *PodBuilder {
+	return b.Label(musterv1beta1.QueueNameLabel, name)
+}
+
+// Label sets a label.
+func (b *PodBuilder) Label(k, v string) *PodBuilder {
+	if b.pod.Labels == nil {
+		b.pod.Labels = map[string]string{}
+	}
+	b.pod.Labels[k] = v
+	return b
+}
+
+// Annotation sets an annotation.
+func (b *PodBuilder) Annotation(k, v string) *PodBuilder {
+	if b.pod.Annotations == nil {
+		b.pod.Annotations = map[string]string{}
+	}
+	b.pod.Annotations[k] = v
+	return b
+}
+
+// Request sets the container's request.
+func (b *PodBuilder) Request(name corev1.ResourceName, q string) *PodBuilder {
+	setRequest(&b.pod.Spec, name, q)
+	return b
+}
+
+// Obj returns the Pod.
+func (b *PodBuilder) Obj() *corev1.Pod { return b.pod.DeepCopy() }

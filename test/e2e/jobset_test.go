@@ -8,6 +8,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,4 +69,42 @@ func TestJobSetRunsWholeWithTheJobSetController(t *testing.T) {
 		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(second), &got)).To(Succeed())
 		return meta.IsStatusConditionTrue(got.Status.Conditions, string(jobsetv1alpha2.JobSetCompleted))
 	}, timeout, time.Second).Should(BeTrue())
+}
+
+// TestJobSetSliceOfAChildJobIsOneRack: a replicated job of two child Jobs
+// of 32 one-GPU pods, each Job a slice that requires a rack (Kueue's
+// podset-slice-* annotations on the template, slice size the Job's
+// parallelism): the 64 pods take two racks, and each child Job's pods are
+// in one of them, however the JobSet controller's pods arrive.
+func TestJobSetSliceOfAChildJobIsOneRack(t *testing.T) {
+	g := NewWithT(t)
+	p := topologyPool(t)
+	ns := namespace(t)
+	topologyQueue(t, ns, "128", nil)
+	js := MakeJobSet("sliced", ns).Queue("main").ReplicatedJob("workers", 2, 32, gpu, "1").Obj()
+	js.Spec.ReplicatedJobs[0].Template.Spec.Template.Annotations = map[string]string{
+		"kueue.x-k8s.io/podset-slice-required-topology": rackLabel,
+		"kueue.x-k8s.io/podset-slice-size":              "32",
+	}
+	createAll(t, js)
+
+	g.Eventually(func(g Gomega) {
+		labels := map[string]string{jobsetv1alpha2.JobSetNameKey: js.Name}
+		nodes := placedAsAssigned(g, ns, "JobSet", js.Name, labels, 64)
+		g.Expect(p.racksOf(nodes)).To(HaveLen(2), "pods on %v", nodes)
+		var pods corev1.PodList
+		g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels(labels))).To(Succeed())
+		racksOfJob := map[string]map[string]bool{}
+		for _, pod := range pods.Items {
+			job := pod.Labels[jobsetv1alpha2.JobIndexKey]
+			if racksOfJob[job] == nil {
+				racksOfJob[job] = map[string]bool{}
+			}
+			racksOfJob[job][p.rackOf[pod.Spec.NodeName]] = true
+		}
+		g.Expect(racksOfJob).To(HaveLen(2))
+		for job, racks := range racksOfJob {
+			g.Expect(racks).To(HaveLen(1), "child Job %s's pods in one rack: %v", job, racks)
+		}
+	}, timeout, time.Second).Should(Succeed())
 }

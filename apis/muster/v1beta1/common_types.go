@@ -14,6 +14,12 @@ const (
 	// switched off in the component config) so that jobs written for Kueue run
 	// unchanged.
 	KueueQueueNameLabel = "kueue.x-k8s.io/queue-name"
+
+	// AdmissionSchedulingGate holds a queued plain Pod until its Workload
+	// is admitted: a Pod cannot be suspended, so the pod webhook gates it
+	// when it is created and the job reconciler removes the gate on
+	// admission (Kueue's kueue.x-k8s.io/admission).
+	AdmissionSchedulingGate = "muster.dev/admission"
 	// WorkloadPriorityClassLabel names the WorkloadPriorityClass of a job.
 	WorkloadPriorityClassLabel = "muster.dev/priority-class"
 	// ResourceInUseFinalizer keeps an object whose quota is still used from

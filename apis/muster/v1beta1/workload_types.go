@@ -130,6 +130,23 @@ type PodSetTopologyRequest struct {
 	// +kubebuilder:validation:MaxLength=316
 	PodIndexLabel *string `json:"podIndexLabel,omitempty"`
 
+	// subGroupIndexLabel is the pod label holding the index of a pod's
+	// sub-group in its pod set (a JobSet's child Job), for kinds whose pods
+	// are numbered within sub-groups: pods are ordered by it, then by
+	// podIndexLabel, so that each sub-group's pods are neighbours and a
+	// sub-group of podSetSliceSize pods is one slice.
+	// +optional
+	// +kubebuilder:validation:MaxLength=316
+	SubGroupIndexLabel *string `json:"subGroupIndexLabel,omitempty"`
+
+	// subGroupCount is how many sub-groups the pod set has (a replicated
+	// job's replicas), each of count / subGroupCount pods: a pod's position
+	// in the placement is its sub-group index times that, plus its pod
+	// index.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	SubGroupCount *int32 `json:"subGroupCount,omitempty"`
+
 	// podSetSliceRequiredTopology is a level's node label: each slice of
 	// podSetSliceSize pods lands in one domain of that level.
 	// +optional

@@ -721,6 +721,16 @@ func (in *PodSetTopologyRequest) DeepCopyInto(out *PodSetTopologyRequest) {
 		*out = new(string)
 		**out = **in
 	}
+	if in.SubGroupIndexLabel != nil {
+		in, out := &in.SubGroupIndexLabel, &out.SubGroupIndexLabel
+		*out = new(string)
+		**out = **in
+	}
+	if in.SubGroupCount != nil {
+		in, out := &in.SubGroupCount, &out.SubGroupCount
+		*out = new(int32)
+		**out = **in
+	}
 	if in.PodSetSliceRequiredTopology != nil {
 		in, out := &in.PodSetSliceRequiredTopology, &out.PodSetSliceRequiredTopology
 		*out = new(string)

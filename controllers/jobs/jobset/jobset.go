@@ -30,9 +30,11 @@ var Kind = jobframework.Kind[*jobsetv1alpha2.JobSet]{
 	CRD:         &jobframework.CRDSource{Module: "sigs.k8s.io/jobset", Path: "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"},
 	New:         func() *jobsetv1alpha2.JobSet { return &jobsetv1alpha2.JobSet{} },
 	Adapt:       func(j *jobsetv1alpha2.JobSet) jobframework.GenericJob { return (*Job)(j) },
-	// A pod's index within its child Job; the child Jobs of a replicated
-	// job are placed one after the other.
-	PodIndexLabel: batchv1.JobCompletionIndexAnnotation,
+	// A pod's index within its child Job, and its child Job's: the child
+	// Jobs of a replicated job are placed one after the other, each its own
+	// slice when the template asks for slices of a Job's parallelism.
+	PodIndexLabel:      batchv1.JobCompletionIndexAnnotation,
+	SubGroupIndexLabel: jobsetv1alpha2.JobIndexKey,
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
 }
@@ -40,7 +42,10 @@ var Kind = jobframework.Kind[*jobsetv1alpha2.JobSet]{
 // Job is a JobSet as a GenericJob.
 type Job jobsetv1alpha2.JobSet
 
-var _ jobframework.GenericJob = (*Job)(nil)
+var (
+	_ jobframework.GenericJob       = (*Job)(nil)
+	_ jobframework.JobWithSubGroups = (*Job)(nil)
+)
 
 func (j *Job) Object() client.Object { return (*jobsetv1alpha2.JobSet)(j) }
 
@@ -73,6 +78,14 @@ func podsPerJob(spec *batchv1.JobSpec) int32 {
 		n = *spec.Completions
 	}
 	return n
+}
+
+// SubGroups: a replicated job's child Jobs, each numbering its pods from 0.
+func (j *Job) SubGroups(podSet string) int32 {
+	if rj := j.replicatedJob(podSet); rj != nil {
+		return rj.Replicas
+	}
+	return 0
 }
 
 func (j *Job) replicatedJob(podSet string) *jobsetv1alpha2.ReplicatedJob {

@@ -1,4 +1,4 @@
-// Package kinds tests the PyTorchJob, RayCluster, RayJob, JobSet and MPIJob integrations against a
+// Package kinds tests the PyTorchJob, RayCluster, RayJob, JobSet, MPIJob and Pod integrations against a
 // real API server with their CRDs (from the module cache) and Muster's
 // webhooks installed.
 package kinds

@@ -1,0 +1,33 @@
+package scheduling
+
+import (
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+)
+
+// The cache keeps of most pods only what capacity and the ungater read,
+// the index labels among them; a plain Pod that names a queue is a job
+// the pod integration updates, so it is kept whole.
+func TestTrimPodKeepsWhatItsReadersNeed(t *testing.T) {
+	g := NewWithT(t)
+	labels := map[string]string{"jobset.sigs.k8s.io/job-index": "1", musterv1beta1.PodSetLabel: "workers", "app": "x"}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: labels},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}}}
+	trimmed, err := trimPod(p)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(trimmed.(*corev1.Pod).Labels).To(Equal(map[string]string{"jobset.sigs.k8s.io/job-index": "1", musterv1beta1.PodSetLabel: "workers"}))
+	g.Expect(trimmed.(*corev1.Pod).Spec.Containers).To(HaveLen(1))
+
+	for _, label := range []string{musterv1beta1.QueueNameLabel, musterv1beta1.KueueQueueNameLabel} {
+		queued := p.DeepCopy()
+		queued.Labels[label] = "main"
+		whole, err := trimPod(queued)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(whole).To(Equal(queued), "a pod with %s is kept whole", label)
+	}
+}
