@@ -48,12 +48,18 @@ func (r *Reconciler[T]) ensureFinalizer(ctx context.Context, wl *musterv1beta1.W
 }
 
 func (r *Reconciler[T]) removeFinalizer(ctx context.Context, wl *musterv1beta1.Workload) error {
+	return RemoveFinalizer(ctx, r.client, wl)
+}
+
+// RemoveFinalizer lets a Workload whose pods no longer run go, and with it
+// its quota.
+func RemoveFinalizer(ctx context.Context, c client.Client, wl *musterv1beta1.Workload) error {
 	if !controllerutil.ContainsFinalizer(wl, musterv1beta1.ResourceInUseFinalizer) {
 		return nil
 	}
 	orig := wl.DeepCopy()
 	controllerutil.RemoveFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
-	err := r.client.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+	err := c.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	if err == nil {
 		log.FromContext(ctx).V(2).Info("Released the quota of a deleted workload", "workload", klog.KObj(wl))
 	}

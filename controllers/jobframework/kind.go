@@ -47,6 +47,10 @@ type Kind[T client.Object] struct {
 	// JobSet's child Jobs each count their pods from 0): the ungater orders
 	// pods by it first, so each sub-group fills its own slice.
 	SubGroupIndexLabel string
+	// HandledElsewhere, when set, picks the objects the kind's generic
+	// reconciler leaves to another controller of the kind (a pod group's
+	// pods: one Workload for all of them). The webhook still gates them.
+	HandledElsewhere func(T) bool
 	// WebhookPaths, when set, are the webhooks' paths instead of those the
 	// GVK gives (/mutate-<group>-<version>-<kind>): a kind whose GVK path
 	// another webhook serves (Pods: the gang webhook's).

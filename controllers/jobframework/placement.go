@@ -14,9 +14,15 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
 
-// admittedPodSetInfos is the placement of each admitted pod set: the node
-// labels and tolerations of the flavors assigned to its resources.
+// admittedPodSetInfos is the placement of each admitted pod set.
 func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1beta1.Workload) ([]PodSetInfo, error) {
+	return AdmittedPlacement(ctx, r.client, wl)
+}
+
+// AdmittedPlacement is the placement of each pod set of an admitted
+// workload: the node labels and tolerations of the flavors assigned to its
+// resources, and its topology marks.
+func AdmittedPlacement(ctx context.Context, c client.Reader, wl *musterv1beta1.Workload) ([]PodSetInfo, error) {
 	flavors := map[musterv1beta1.ResourceFlavorReference]*musterv1beta1.ResourceFlavor{}
 	infos := make([]PodSetInfo, 0, len(wl.Status.Admission.PodSetAssignments))
 	for _, psa := range wl.Status.Admission.PodSetAssignments {
@@ -29,7 +35,7 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 			rf, ok := flavors[name]
 			if !ok {
 				rf = &musterv1beta1.ResourceFlavor{}
-				if err := r.client.Get(ctx, client.ObjectKey{Name: string(name)}, rf); err != nil {
+				if err := c.Get(ctx, client.ObjectKey{Name: string(name)}, rf); err != nil {
 					return nil, err
 				}
 				flavors[name] = rf
@@ -40,7 +46,7 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 			info.Tolerations = append(info.Tolerations, rf.Spec.Tolerations...)
 			pin = pin || rf.Spec.EffectiveNodeFit() == musterv1beta1.NodeFitPin
 		}
-		if err := r.topologyInfo(ctx, wl, psa, pin, &info); err != nil {
+		if err := topologyInfo(ctx, c, wl, psa, pin, &info); err != nil {
 			return nil, err
 		}
 		infos = append(infos, info)
@@ -56,7 +62,7 @@ func (r *Reconciler[T]) admittedPodSetInfos(ctx context.Context, wl *musterv1bet
 // waits at the topology gate until the ungater gives it its node; a
 // selector on the domain would not do, since kube-scheduler could then
 // pack two placed workloads' pods differently than the admission counted.
-func (r *Reconciler[T]) topologyInfo(ctx context.Context, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, pin bool, info *PodSetInfo) error {
+func topologyInfo(ctx context.Context, c client.Reader, wl *musterv1beta1.Workload, psa musterv1beta1.PodSetAssignment, pin bool, info *PodSetInfo) error {
 	ta := psa.TopologyAssignment
 	if ta == nil {
 		return nil
@@ -68,7 +74,7 @@ func (r *Reconciler[T]) topologyInfo(ctx context.Context, wl *musterv1beta1.Work
 	if len(ta.Domains) != 1 || len(ta.Domains[0].Leaves) != 1 {
 		return nil
 	}
-	host, err := HostnameOf(ctx, r.client, ta.Domains[0].Leaves[0])
+	host, err := HostnameOf(ctx, c, ta.Domains[0].Leaves[0])
 	if err != nil {
 		return err
 	}

@@ -18,13 +18,19 @@ const kueuePriorityClassLabel = "kueue.x-k8s.io/priority-class"
 // WorkloadPriorityClass label, else from the pod template's PriorityClass,
 // else leaves it 0.
 func (r *Reconciler[T]) setPriority(ctx context.Context, job client.Object, wl *musterv1beta1.Workload) error {
-	name := job.GetLabels()[musterv1beta1.WorkloadPriorityClassLabel]
-	if name == "" && r.opts.AcceptKueueQueueLabel {
-		name = job.GetLabels()[kueuePriorityClassLabel]
+	return SetPriority(ctx, r.client, r.opts, job.GetLabels(), wl)
+}
+
+// SetPriority sets a workload's priority from its job's labels and its pod
+// sets' PriorityClass (setPriority).
+func SetPriority(ctx context.Context, c client.Reader, opts Options, jobLabels map[string]string, wl *musterv1beta1.Workload) error {
+	name := jobLabels[musterv1beta1.WorkloadPriorityClassLabel]
+	if name == "" && opts.AcceptKueueQueueLabel {
+		name = jobLabels[kueuePriorityClassLabel]
 	}
 	if name != "" {
 		var wpc musterv1beta1.WorkloadPriorityClass
-		if err := r.client.Get(ctx, client.ObjectKey{Name: name}, &wpc); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &wpc); err != nil {
 			return fmt.Errorf("looking up WorkloadPriorityClass %s: %w", name, err)
 		}
 		wl.Spec.PriorityClassName = name
@@ -38,7 +44,7 @@ func (r *Reconciler[T]) setPriority(ctx context.Context, job client.Object, wl *
 			continue
 		}
 		var pc schedulingv1.PriorityClass
-		if err := r.client.Get(ctx, client.ObjectKey{Name: pcName}, &pc); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Name: pcName}, &pc); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}

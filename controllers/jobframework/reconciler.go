@@ -94,6 +94,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if managed, err := r.opts.Manages(ctx, r.client, obj.GetNamespace()); !managed || err != nil {
 		return ctrl.Result{}, err
 	}
+	if r.kind.HandledElsewhere != nil && r.kind.HandledElsewhere(obj) {
+		return ctrl.Result{}, nil
+	}
 	job := r.kind.Adapt(obj)
 	queue := QueueName(obj, r.opts)
 	wl, err := r.workloadOf(ctx, obj)
@@ -469,9 +472,14 @@ func (r *Reconciler[T]) suspend(ctx context.Context, job GenericJob, wl *musterv
 // admitted (deactivated, resized): its job is stopped and its quota
 // released; a still-active one is queued again as it now is.
 func (r *Reconciler[T]) evictWith(ctx context.Context, wl *musterv1beta1.Workload, reason, msg string) error {
+	return EvictWorkload(ctx, r.client, r.opts.Clock.Now(), wl, reason, msg)
+}
+
+// EvictWorkload evicts an admitted workload for a reason its job
+// reconciler found (evictWith), counting the eviction.
+func EvictWorkload(ctx context.Context, c client.Client, now time.Time, wl *musterv1beta1.Workload, reason, msg string) error {
 	orig := wl.DeepCopy()
-	now := r.opts.Clock.Now()
-	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Evict(wl, reason, msg, now) })
+	wrote, err := wlstatus.Patch(ctx, c, wl, func(wl *musterv1beta1.Workload) bool { return workload.Evict(wl, reason, msg, now) })
 	if !wrote || err != nil {
 		return err
 	}
@@ -504,15 +512,7 @@ func (r *Reconciler[T]) finish(ctx context.Context, job GenericJob, wl *musterv1
 	if err := r.stopGang(ctx, job, wl); err != nil {
 		return err
 	}
-	now := r.opts.Clock.Now()
-	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) })
-	if err != nil {
-		return err
-	}
-	if wrote {
-		metrics.ReportFinished(metrics.WorkloadOf(wl))
-	}
-	if err := r.removeFinalizer(ctx, wl); err != nil {
+	if err := FinishWorkload(ctx, r.client, r.opts.Clock.Now(), wl, reason, msg); err != nil {
 		return err
 	}
 	r.recorder.Eventf(wl, job.Object(), corev1.EventTypeNormal, ReasonFinished, "Finish", "Job finished: %s", reason)
@@ -530,17 +530,7 @@ func (r *Reconciler[T]) failToStart(ctx context.Context, job GenericJob, wl *mus
 	if err := r.stopGang(ctx, job, wl); err != nil {
 		return err
 	}
-	now := r.opts.Clock.Now()
-	wrote, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool {
-		return workload.Finish(wl, musterv1beta1.ReasonFailedToStart, msg, now)
-	})
-	if err != nil {
-		return err
-	}
-	if wrote {
-		metrics.ReportFinished(metrics.WorkloadOf(wl))
-	}
-	if err := r.removeFinalizer(ctx, wl); err != nil {
+	if err := FinishWorkload(ctx, r.client, r.opts.Clock.Now(), wl, musterv1beta1.ReasonFailedToStart, msg); err != nil {
 		return err
 	}
 	r.recorder.Eventf(job.Object(), wl, corev1.EventTypeWarning, musterv1beta1.ReasonFailedToStart, "Start", msg)
@@ -561,7 +551,25 @@ func (r *Reconciler[T]) stopGang(ctx context.Context, job GenericJob, wl *muster
 // requeue releases an evicted workload's quota: its job is stopped, so the
 // workload goes back to its queue.
 func (r *Reconciler[T]) requeue(ctx context.Context, wl *musterv1beta1.Workload) error {
-	now := r.opts.Clock.Now()
-	_, err := wlstatus.Patch(ctx, r.client, wl, func(wl *musterv1beta1.Workload) bool { return workload.Requeue(wl, now) })
+	return RequeueWorkload(ctx, r.client, r.opts.Clock.Now(), wl)
+}
+
+// RequeueWorkload releases the quota of an evicted workload whose job is
+// stopped: it goes back to its queue.
+func RequeueWorkload(ctx context.Context, c client.Client, now time.Time, wl *musterv1beta1.Workload) error {
+	_, err := wlstatus.Patch(ctx, c, wl, func(wl *musterv1beta1.Workload) bool { return workload.Requeue(wl, now) })
 	return err
+}
+
+// FinishWorkload marks a workload Finished with a reason, which releases
+// its quota, counts it, and lets the Workload go.
+func FinishWorkload(ctx context.Context, c client.Client, now time.Time, wl *musterv1beta1.Workload, reason, msg string) error {
+	wrote, err := wlstatus.Patch(ctx, c, wl, func(wl *musterv1beta1.Workload) bool { return workload.Finish(wl, reason, msg, now) })
+	if err != nil {
+		return err
+	}
+	if wrote {
+		metrics.ReportFinished(metrics.WorkloadOf(wl))
+	}
+	return RemoveFinalizer(ctx, c, wl)
 }

@@ -22,32 +22,44 @@ import (
 // records what the pods will really take, so that is what quota charges and
 // what `kubectl get workload -o yaml` shows.
 func (r *Reconciler[T]) podSetsOf(ctx context.Context, job GenericJob) ([]musterv1beta1.PodSet, error) {
-	var ranges corev1.LimitRangeList
-	if err := r.client.List(ctx, &ranges, client.InNamespace(job.Object().GetNamespace())); err != nil {
+	podSets, err := EffectivePodSets(ctx, r.client, job.Object().GetNamespace(), job.PodSets(), r.kind.PodIndexLabel)
+	if err != nil {
 		return nil, err
 	}
-	podSets := job.PodSets()
+	for i := range podSets {
+		setSubGroups(podSets[i], job, r.kind.SubGroupIndexLabel)
+	}
+	return podSets, nil
+}
+
+// EffectivePodSets fills in pod sets of a namespace as their pods will be
+// admitted (podSetsOf) and adds the topology request of their templates'
+// annotations; indexLabel is the pods' index label, if they have one.
+func EffectivePodSets(ctx context.Context, c client.Reader, namespace string, podSets []musterv1beta1.PodSet, indexLabel string) ([]musterv1beta1.PodSet, error) {
+	var ranges corev1.LimitRangeList
+	if err := c.List(ctx, &ranges, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
 	for i := range podSets {
 		spec := &podSets[i].Template.Spec
-		overhead, err := r.overheadOf(ctx, spec.RuntimeClassName)
+		overhead, err := overheadOf(ctx, c, spec.RuntimeClassName)
 		if err != nil {
 			return nil, err
 		}
 		podSets[i].Template.Spec = *podrequests.Effective(spec, ranges.Items, overhead)
-		podSets[i].TopologyRequest = TopologyRequestOf(&podSets[i].Template, r.kind.PodIndexLabel)
-		setSubGroups(podSets[i], job, r.kind.SubGroupIndexLabel)
+		podSets[i].TopologyRequest = TopologyRequestOf(&podSets[i].Template, indexLabel)
 	}
 	return podSets, nil
 }
 
 // overheadOf is the pod overhead of a RuntimeClass. A class that does not
 // exist adds none: the API server will refuse the job's pods anyway.
-func (r *Reconciler[T]) overheadOf(ctx context.Context, runtimeClass *string) (corev1.ResourceList, error) {
+func overheadOf(ctx context.Context, c client.Reader, runtimeClass *string) (corev1.ResourceList, error) {
 	if runtimeClass == nil {
 		return nil, nil
 	}
 	var rc nodev1.RuntimeClass
-	if err := r.client.Get(ctx, client.ObjectKey{Name: *runtimeClass}, &rc); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Name: *runtimeClass}, &rc); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

@@ -35,7 +35,7 @@ var registry = jobframework.MustNewRegistry(
 	rayjob.Kind.Integration(),
 	jobset.Kind.Integration(),
 	mpijob.Kind.Integration(),
-	pod.Kind.Integration(),
+	pod.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).

@@ -160,9 +160,10 @@ func (u *Ungater) patch(ctx context.Context, g ungate) error {
 		p.Spec.NodeSelector = map[string]string{}
 	}
 	p.Spec.NodeSelector[corev1.LabelHostname] = g.host
-	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, func(s corev1.PodSchedulingGate) bool {
-		return s.Name == musterv1beta1.TopologySchedulingGate
-	})
+	p.Spec.SchedulingGates = slices.DeleteFunc(p.Spec.SchedulingGates, isNodeGate)
+	if len(p.Spec.SchedulingGates) == 0 {
+		p.Spec.SchedulingGates = nil
+	}
 	if err := u.client.Patch(ctx, p, base); err != nil {
 		return err
 	}
@@ -185,10 +186,16 @@ func (u *Ungater) confirm(p *corev1.Pod) {
 	u.mu.Unlock()
 }
 
+// isGated reports whether a placed pod waits for its node: at the
+// topology gate, or, a plain Pod (which cannot take a new gate once
+// created), still at the admission gate its admission left on it.
 func isGated(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(s corev1.PodSchedulingGate) bool {
-		return s.Name == musterv1beta1.TopologySchedulingGate
-	})
+	return slices.ContainsFunc(p.Spec.SchedulingGates, isNodeGate)
+}
+
+// isNodeGate is a gate the ungater lifts from a pod of a placed workload.
+func isNodeGate(s corev1.PodSchedulingGate) bool {
+	return s.Name == musterv1beta1.TopologySchedulingGate || s.Name == musterv1beta1.AdmissionSchedulingGate
 }
 
 // numbering says how a pod set's pods are numbered: by index within

@@ -1,6 +1,8 @@
 package builder
 
 import (
+	"strconv"
+
 	kfmpi "github.com/kubeflow/mpi-operator/pkg/apis/kubeflow/v2beta1"
 	kftraining "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
 	rayv1 "github.com/ray-project/kuberay/ray-operator/apis/ray/v1"
@@ -241,3 +243,8 @@ func (b *PodBuilder) Request(name corev1.ResourceName, q string) *PodBuilder {
 
 // Obj returns the Pod.
 func (b *PodBuilder) Obj() *corev1.Pod { return b.pod.DeepCopy() }
+
+// Group puts the Pod in pod group name of total Pods, under Muster's keys.
+func (b *PodBuilder) Group(name string, total int) *PodBuilder {
+	return b.Label("muster.dev/pod-group-name", name).Annotation("muster.dev/pod-group-total-count", strconv.Itoa(total))
+}

@@ -554,7 +554,12 @@ func assignedNodes(g Gomega, wl *musterv1beta1.Workload) map[string]int {
 // per node), each released from its gate with a hostname nodeSelector,
 // and returns the pods' nodes, sorted.
 func placedAsAssigned(g Gomega, ns, kind, owner string, labels map[string]string, want int) []string {
-	wl := workloadOf(g, ns, kind, owner)
+	return placedAs(g, workloadOf(g, ns, kind, owner), labels, want)
+}
+
+// placedAs is placedAsAssigned for a Workload in hand.
+func placedAs(g Gomega, wl *musterv1beta1.Workload, labels map[string]string, want int) []string {
+	ns := wl.Namespace
 	g.Expect(meta.IsStatusConditionTrue(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted)).To(BeTrue(), "workload %s admitted", wl.Name)
 	assigned := assignedNodes(g, wl)
 	var pods corev1.PodList
@@ -571,7 +576,7 @@ func placedAsAssigned(g Gomega, ns, kind, owner string, labels map[string]string
 		running[p.Spec.NodeName]++
 		nodes = append(nodes, p.Spec.NodeName)
 	}
-	g.Expect(nodes).To(HaveLen(want), "running pods of %s %s", kind, owner)
+	g.Expect(nodes).To(HaveLen(want), "running pods of workload %s", wl.Name)
 	g.Expect(running).To(Equal(assigned), "pods per node as in the topologyAssignment of %s", wl.Name)
 	sort.Strings(nodes)
 	return nodes

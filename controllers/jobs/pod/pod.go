@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,6 +41,8 @@ var Kind = jobframework.Kind[*corev1.Pod]{
 	Adapt:       func(p *corev1.Pod) jobframework.GenericJob { return (*Pod)(p) },
 	// The GVK's path (/mutate--v1-pod) is the gang webhook's.
 	WebhookPaths: &jobframework.WebhookPaths{Mutate: "/mutate-queued-pod", Validate: "/validate-queued-pod"},
+	// A pod group's Pods are one Workload, the group reconciler's.
+	HandledElsewhere: func(p *corev1.Pod) bool { return GroupName(p) != "" },
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
 }
@@ -53,21 +56,23 @@ var (
 	_ jobframework.JobWithValidation    = (*Pod)(nil)
 )
 
-// PodGroupNameLabel names a pod group, under Kueue's prefix or Muster's.
-const PodGroupNameLabel = "pod-group-name"
-
-// ValidateQueued refuses a Pod of a pod group: admitted one by one, a
-// group's pods would be the partial allocation Muster exists to prevent,
-// and groups are not admitted whole yet.
+// ValidateQueued refuses a Pod of a pod group that cannot be admitted as
+// one: without its group's size, or with a group name no Workload can have.
 func (p *Pod) ValidateQueued() field.ErrorList {
-	for _, prefix := range []string{"muster.dev/", musterv1beta1.KueuePrefix} {
-		if _, ok := p.Labels[prefix+PodGroupNameLabel]; ok {
-			return field.ErrorList{field.Forbidden(field.NewPath("metadata", "labels").Key(prefix+PodGroupNameLabel),
-				"pod groups are not admitted yet: a group's pods admitted one by one could each wait for the others; "+
-					"submit the group as a Job, JobSet or other job kind (docs/job-kinds.md)")}
-		}
+	name := GroupName((*corev1.Pod)(p))
+	if name == "" {
+		return nil
 	}
-	return nil
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "labels").Key(groupPrefixes[0]+GroupNameLabel), name,
+			"names the group's Workload: "+msg))
+	}
+	if _, err := totalCount((*corev1.Pod)(p)); err != nil {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(groupPrefixes[0]+GroupTotalCountAnnotation),
+			p.Annotations[groupPrefixes[0]+GroupTotalCountAnnotation], err.Error()))
+	}
+	return errs
 }
 
 // podSetName is a Pod's one pod set, as Kueue names it.
@@ -77,14 +82,33 @@ func (p *Pod) Object() client.Object { return (*corev1.Pod)(p) }
 
 func (p *Pod) StoppedByDeletion() {}
 
-// IsSuspended: the Pod waits at the admission gate.
-func (p *Pod) IsSuspended() bool { return slices.ContainsFunc(p.Spec.SchedulingGates, isAdmissionGate) }
+// IsSuspended: the Pod waits at the admission gate, not admitted yet. An
+// admitted Pod bound for a node of its topology placement keeps the gate
+// (with its placement's marks) until the ungater gives it its node.
+func (p *Pod) IsSuspended() bool {
+	return p.hasAdmissionGate() && p.Annotations[musterv1beta1.WorkloadAnnotation] == ""
+}
+
+func (p *Pod) hasAdmissionGate() bool {
+	return slices.ContainsFunc(p.Spec.SchedulingGates, isAdmissionGate)
+}
 
 // Suspend gates the Pod; the API server takes it only on a Pod being
-// created (the webhook's), which is the only caller that needs it.
+// created (the webhook's), which is the only caller that needs it. A new
+// Pod is placed nowhere yet, whatever marks it was copied with.
+// A Pod of a group also records its shape, before admission adds to it.
 func (p *Pod) Suspend() {
-	if !p.IsSuspended() {
+	delete(p.Annotations, musterv1beta1.WorkloadAnnotation)
+	delete(p.Labels, musterv1beta1.PodSetLabel)
+	if !p.hasAdmissionGate() {
 		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: musterv1beta1.AdmissionSchedulingGate})
+	}
+	if GroupName((*corev1.Pod)(p)) != "" && p.Annotations[RoleHashAnnotation] == "" {
+		h := shapeHash((*corev1.Pod)(p))
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[RoleHashAnnotation] = h
 	}
 }
 
@@ -112,14 +136,29 @@ func (p *Pod) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	if len(infos) != 1 || infos[0].Name != podSetName {
 		return fmt.Errorf("a Pod has one pod set, %q, not %d named %v", podSetName, len(infos), podSetNames(infos))
 	}
-	info := infos[0]
+	return p.place(infos[0])
+}
+
+// place adds a pod set's placement to the gated Pod and removes its gate.
+// A Pod the ungater sends to its node keeps the admission gate for the
+// ungater to lift: a created Pod cannot take the topology gate.
+func (p *Pod) place(info jobframework.PodSetInfo) error {
 	info.Gang = nil
+	toNode := info.Topology != nil && info.Topology.Gate
+	if toNode {
+		ti := *info.Topology
+		ti.Gate = false
+		info.Topology = &ti
+	}
 	t := p.template()
 	if err := info.Merge(t); err != nil {
 		return err
 	}
 	p.Labels, p.Annotations = t.Labels, t.Annotations
 	p.Spec.NodeSelector, p.Spec.Tolerations = t.Spec.NodeSelector, t.Spec.Tolerations
+	if toNode {
+		return nil
+	}
 	p.Spec.SchedulingGates = slices.DeleteFunc(t.Spec.SchedulingGates, isAdmissionGate)
 	if len(p.Spec.SchedulingGates) == 0 {
 		p.Spec.SchedulingGates = nil

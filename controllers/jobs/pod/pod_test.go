@@ -106,16 +106,22 @@ func TestThePodSetIsThePod(t *testing.T) {
 	g.Expect(p.Labels).To(HaveKeyWithValue("app", "nb"))
 }
 
-// A pod group's member is refused, in either spelling, with what to do
-// instead; a single Pod passes.
-func TestAPodGroupIsRefused(t *testing.T) {
+// A Pod placed in a topology cannot take the topology gate once created:
+// it keeps the admission gate, with its placement's marks, for the
+// ungater to lift, and counts as admitted meanwhile.
+func TestAPodBoundForATopologyNodeKeepsItsGate(t *testing.T) {
 	g := NewWithT(t)
-	g.Expect(gatedPod().ValidateQueued()).To(BeEmpty())
-	for _, label := range []string{"kueue.x-k8s.io/pod-group-name", "muster.dev/pod-group-name"} {
-		p := gatedPod()
-		p.Labels = map[string]string{label: "g"}
-		errs := p.ValidateQueued()
-		g.Expect(errs).To(HaveLen(1))
-		g.Expect(errs[0].Error()).To(ContainSubstring("pod groups are not admitted yet"))
-	}
+	p := gatedPod()
+	p.Suspend()
+	info := jobframework.PodSetInfo{Name: podSetName, Count: 1, Topology: &jobframework.TopologyInfo{Workload: "wl", Gate: true}}
+	g.Expect(p.RunWithPodSetsInfo([]jobframework.PodSetInfo{info})).To(Succeed())
+	g.Expect(p.Spec.SchedulingGates).To(ConsistOf(corev1.PodSchedulingGate{Name: musterv1beta1.AdmissionSchedulingGate}))
+	g.Expect(p.Annotations).To(HaveKeyWithValue(musterv1beta1.WorkloadAnnotation, "wl"))
+	g.Expect(p.IsSuspended()).To(BeFalse(), "admitted, waiting only for its node")
+	g.Expect(info.Topology.Gate).To(BeTrue(), "the shared placement is not changed")
+
+	copied := (*Pod)((*corev1.Pod)(p).DeepCopy())
+	copied.Suspend()
+	g.Expect(copied.IsSuspended()).To(BeTrue(), "a new Pod copied from a placed one is placed nowhere")
+	g.Expect(copied.Spec.SchedulingGates).To(HaveLen(1))
 }
