@@ -101,7 +101,7 @@ envtest-assets: job-crds gang-crds cert-manager-crds prometheus-crds ## Build et
 # downloaded but modules) into bin/crds/<kind>, e.g. bin/crds/raycluster.
 JOB_CRDS ?= $(BIN)/crds
 .PHONY: job-crds
-job-crds: ## Copy the CRDs of the registered job kinds (PyTorchJob, RayCluster) from the module cache into bin/crds.
+job-crds: ## Copy the CRDs of the registered job kinds (each kind's, and those of the objects it reads) from the module cache into bin/crds.
 	@go run ./hack/jobcrds $(JOB_CRDS)
 
 # The PodGroup CRDs of two gang schedulers, for tests, each rewritten only

@@ -4,7 +4,7 @@
 #   hack/build-tools.sh OUTDIR NAME...
 #
 # NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler
-# kubectl kwok training-operator kuberay-operator jobset-operator mpi-operator helm scheduler-plugins.
+# kubectl kwok training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator helm scheduler-plugins.
 # scheduler-plugins is the kubernetes-sigs scheduler-plugins kube-scheduler
 # (Coscheduling and the rest), on Kubernetes v1.31 (hack/tools/scheduler-plugins),
 # stamped with that version rather than hack/tools/k8s's.
@@ -45,6 +45,8 @@ build() {
     kuberay-operator) module=kuberay; pkg=github.com/ray-project/kuberay/ray-operator ;;
     jobset-operator) module=jobset; pkg=sigs.k8s.io/jobset ;;
     mpi-operator) module=mpi-operator; pkg=github.com/kubeflow/mpi-operator/cmd/mpi-operator ;;
+    lws-operator) module=lws; pkg=sigs.k8s.io/lws/cmd ;;
+    trainer-operator) module=trainer; pkg=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager ;;
     helm) module=helm; pkg=helm.sh/helm/v3/cmd/helm ;;
     scheduler-plugins)
       module=scheduler-plugins; pkg=sigs.k8s.io/scheduler-plugins/cmd/scheduler

@@ -3,13 +3,13 @@
 # etcd, kube-apiserver, kube-controller-manager (Job controller),
 # kube-scheduler, kwok playing the kubelets of fake GPU nodes, and
 # optionally Muster and the job operators (Kubeflow training, KubeRay, JobSet,
-# MPI).
+# MPI, LeaderWorkerSet, Kubeflow Trainer v2).
 # kwok sends no kubelet heartbeats, so the node lifecycle controller is off
 # and nodes are not tainted not-ready on creation.
 #
 #   hack/cluster.sh up        cluster + nodes (builds what is missing)
 #   hack/cluster.sh muster    (re)start Muster on it: CRDs, webhooks, manager
-#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset,mpi:
+#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset,mpi,lws,trainer:
 #                             default all; each built from Go modules when missing)
 #   hack/cluster.sh down      stop exactly the processes started here
 #   hack/cluster.sh status    what runs
@@ -17,7 +17,8 @@
 # Everything lives under $MUSTER_RUN_DIR (default .run/cluster): pki/,
 # logs/, pids/, kubeconfig and kubectl's discovery cache. Ports are on
 # 127.0.0.1 and overridable: ETCD_PORT (and ETCD_PORT+10 for peers), API_PORT,
-# WEBHOOK_PORT (and WEBHOOK_PORT+1, +2 for the training and JobSet operators),
+# WEBHOOK_PORT (and WEBHOOK_PORT+1, +2, +3, +4 for the training, JobSet,
+# LeaderWorkerSet and Trainer v2 operators),
 # MUSTER_PROBE_PORT, MUSTER_METRICS_PORT; the other processes listen on none
 # or on ephemeral ports. MUSTER_LOG_LEVEL (default info; 2 for debug) sets
 # Muster's verbosity.
@@ -335,10 +336,11 @@ leaderElection:
 internalCertManagement:
   enable: false
 # The kinds on by default, and the opt-in kinds whose operators
-# hack/cluster.sh operators runs here (RayJob, JobSet, MPIJob), and plain
-# Pods (no operator; only those that name a queue are gated).
+# hack/cluster.sh operators runs here (RayJob, JobSet, MPIJob,
+# LeaderWorkerSet, TrainJob), and plain Pods (no operator; only those that
+# name a queue are gated).
 integrations:
-  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, pod]
+  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, pod, leaderworkerset.x-k8s.io/leaderworkerset, trainer.kubeflow.org/trainjob]
   acceptKueueQueueLabel: true
 CONFIG
   stop muster
@@ -417,7 +419,7 @@ operator_cert_generated() {
 
 # The operators `operators` starts: OPERATORS, a comma-separated list of
 # these names, default all of them.
-all_operators=training,kuberay,jobset,mpi
+all_operators=training,kuberay,jobset,mpi,lws,trainer
 
 operators() {
   mkdir -p "$run/logs" "$run/pids"
@@ -425,7 +427,7 @@ operators() {
   make -s -C "$root" job-crds
   for name in ${list//,/ }; do
     case "$name" in
-      training|kuberay|jobset|mpi) "operator_$name" ;;
+      training|kuberay|jobset|mpi|lws|trainer) "operator_$name" ;;
       *) say "unknown operator $name (known: $all_operators)"; return 2 ;;
     esac
   done
@@ -523,12 +525,82 @@ operator_mpi() {
   start mpi-operator "$bin/mpi-operator" --kubeConfig "$kubeconfig" --lock-namespace mpi-operator
 }
 
+# operator_lws: the LeaderWorkerSet controller with its own webhooks (they
+# default and validate LeaderWorkerSets and label their pods with their
+# group), served on WEBHOOK_PORT+3 with Muster's webhook certificate.
+operator_lws() {
+  say "building the LeaderWorkerSet controller from Go modules"
+  "$root/hack/build-tools.sh" "$bin" lws-operator
+  local lws port=$((webhook_port + 3))
+  lws=$(cd "$root/hack/tools/lws" && go list -m -f '{{.Dir}}' sigs.k8s.io/lws)
+  # The controller also runs DisaggregatedSets, and waits for their CRD.
+  apply_crds "$root/bin/crds/leaderworkerset" "$lws/config/crd/bases/disaggregatedset.x-k8s.io_disaggregatedsets.yaml"
+  kubectl kustomize "$lws/config/webhook" |
+    (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$port" -ca "$run/pki/ca.crt" -prefix lws-) |
+    kubectl apply -f - >/dev/null
+  kubectl create namespace lws-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  cat >"$run/lws-config.yaml" <<CONFIG
+apiVersion: config.lws.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $port
+  certDir: $run/pki/webhook
+metrics:
+  bindAddress: 127.0.0.1:0
+health:
+  healthProbeBindAddress: 127.0.0.1:0
+CONFIG
+  start lws-operator "$bin/lws-operator" --kubeconfig "$kubeconfig" --config "$run/lws-config.yaml"
+  wait_for "the LeaderWorkerSet webhooks" 60 jobset_webhook_serves "$port"
+}
+
+# operator_trainer: Kubeflow Trainer v2's controller manager (TrainJob on
+# JobSet: start jobset first) with its own webhooks, served on
+# WEBHOOK_PORT+4 with Muster's webhook certificate. It has no certificate
+# directory setting: controller-runtime's default under TMPDIR is linked to
+# the certificate.
+operator_trainer() {
+  say "building the Kubeflow Trainer controller from Go modules"
+  "$root/hack/build-tools.sh" "$bin" trainer-operator
+  local trainer port=$((webhook_port + 4))
+  trainer=$(cd "$root/hack/tools/trainer" && go list -m -f '{{.Dir}}' github.com/kubeflow/trainer/v2)
+  apply_crds "$root"/bin/crds/trainjob/*.yaml
+  kubectl kustomize "$trainer/manifests/base/webhook" |
+    (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$port" -ca "$run/pki/ca.crt" -prefix trainer-) |
+    kubectl apply -f - >/dev/null
+  mkdir -p "$run/trainer-tmp/k8s-webhook-server"
+  ln -sfn "$run/pki/webhook" "$run/trainer-tmp/k8s-webhook-server/serving-certs"
+  cat >"$run/trainer-config.yaml" <<CONFIG
+apiVersion: config.trainer.kubeflow.org/v1alpha1
+kind: Configuration
+leaderElection:
+  leaderElect: false
+certManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $port
+metrics:
+  bindAddress: 127.0.0.1:0
+  secureServing: false
+health:
+  healthProbeBindAddress: 127.0.0.1:0
+CONFIG
+  TMPDIR=$run/trainer-tmp KUBECONFIG=$kubeconfig start trainer-operator "$bin/trainer-operator" --config "$run/trainer-config.yaml"
+  wait_for "the Kubeflow Trainer webhooks" 60 jobset_webhook_serves "$port"
+}
+
 jobset_webhook_serves() {
   curl -s --cacert "$run/pki/ca.crt" -o /dev/null "https://127.0.0.1:$1/"
 }
 
 down() {
-  for name in mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in trainer-operator lws-operator mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop "$name"
   done
   rm -rf "$run/etcd"
@@ -536,7 +608,7 @@ down() {
 }
 
 status() {
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator; do
     if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
   done
 }

@@ -8,6 +8,7 @@
 package jobframework
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -49,6 +50,22 @@ type GenericJob interface {
 // with the errors returned.
 type JobWithValidation interface {
 	ValidateQueued() field.ErrorList
+}
+
+// JobWithDefaults is implemented by kinds whose webhook records something
+// on every gated job it sees, suspended already or not (a pod group's Pod:
+// its shape, after any other webhook changed it).
+type JobWithDefaults interface {
+	Default()
+}
+
+// JobWithRelatedObjects is implemented by kinds whose pod sets come partly
+// from another object (a TrainJob's training runtime): the reconciler and
+// the webhook load it before they ask for the job's pod sets. A related
+// object that is missing is a NotFound error, which the reconciler reports
+// on the job and retries.
+type JobWithRelatedObjects interface {
+	LoadRelated(ctx context.Context, r client.Reader) error
 }
 
 // JobWithPodFailureBudget is implemented by kinds that fail once enough of

@@ -67,8 +67,14 @@ type WebhookPaths struct {
 type CRDSource struct {
 	// Module is the module path, e.g. github.com/ray-project/kuberay/ray-operator.
 	Module string
+	// Version is the module's version when go.mod does not pin it: a kind
+	// whose Go types Muster does not import (TrainJob, read unstructured).
+	Version string
 	// Path is the CRD file inside the module.
 	Path string
+	// Related are the CRD files of the other objects the kind's jobs read
+	// (a TrainJob's training runtimes), installed beside it.
+	Related []string
 }
 
 // Options are the component-config switches the generic code honours.

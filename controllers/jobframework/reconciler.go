@@ -117,6 +117,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", klog.KObj(wl))
 		return ctrl.Result{}, client.IgnoreNotFound(r.client.Delete(ctx, wl))
 	}
+	if loaded, res, err := r.loadRelated(ctx, job); !loaded {
+		return res, err
+	}
 	if wl == nil {
 		return r.createWorkload(ctx, job, queue)
 	}
@@ -205,6 +208,27 @@ func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, 
 		log.FromContext(ctx).Info("Deleted workload of a deleted job", "workload", klog.KObj(wl))
 	}
 	return nil
+}
+
+// loadRelated loads the objects a kind's pod sets are read from (a
+// TrainJob's runtime), reporting whether the job can go on. One that is
+// missing is said on the job, where the user looks for a job without a
+// Workload, and tried again shortly, as a missing priority class is.
+func (r *Reconciler[T]) loadRelated(ctx context.Context, job GenericJob) (bool, ctrl.Result, error) {
+	l, ok := job.(JobWithRelatedObjects)
+	if !ok {
+		return true, ctrl.Result{}, nil
+	}
+	err := l.LoadRelated(ctx, r.client)
+	switch {
+	case err == nil:
+		return true, ctrl.Result{}, nil
+	case apierrors.IsNotFound(err):
+		r.recorder.Eventf(job.Object(), nil, corev1.EventTypeWarning, ReasonWorkloadComposeFailed, "Create", "Cannot read its pod sets: %v", err)
+		log.FromContext(ctx).Info("Cannot read the job's pod sets yet", "err", err.Error())
+		return false, ctrl.Result{RequeueAfter: composeRetry}, nil
+	}
+	return false, ctrl.Result{}, err
 }
 
 // createWorkload suspends a job that runs without quota (the webhook was

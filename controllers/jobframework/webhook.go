@@ -60,6 +60,9 @@ func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 		job.Suspend()
 		log.FromContext(ctx).V(2).Info("Suspended new job", "kind", w.kind.GVK.Kind, "job", klog.KObj(obj))
 	}
+	if d, ok := job.(JobWithDefaults); ok {
+		d.Default()
+	}
 	return nil
 }
 
@@ -82,7 +85,17 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 	if gated, err := w.gated(ctx, obj); !gated || err != nil {
 		return err
 	}
-	return w.validateShape(obj, true)
+	if l, ok := w.kind.Adapt(obj).(JobWithRelatedObjects); ok {
+		// A job whose pod sets cannot be read would wait without a
+		// Workload: refused while its user is there to read why.
+		if err := l.LoadRelated(ctx, w.reader); err != nil {
+			if apierrors.IsNotFound(err) {
+				return apierrors.NewBadRequest(err.Error())
+			}
+			return err
+		}
+	}
+	return w.validateShape(ctx, obj, true)
 }
 
 // validateShape applies the kind's own rules to a gated job, and checks
@@ -90,8 +103,15 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 // a job that got past the webhook with a malformed one (created while it
 // was down, or before an upgrade; its workload ignores the bound) can
 // still be started and stopped by the reconciler.
-func (w *JobWebhook[T]) validateShape(obj T, checkBound bool) error {
+func (w *JobWebhook[T]) validateShape(ctx context.Context, obj T, checkBound bool) error {
 	job := w.kind.Adapt(obj)
+	if l, ok := job.(JobWithRelatedObjects); ok {
+		// On an update a missing related object leaves only the pod sets
+		// unchecked: the reconciler must still be able to stop the job.
+		if err := l.LoadRelated(ctx, w.reader); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
 	errs := validateTopology(job)
 	if checkBound {
 		errs = append(errs, validateRuntimeBound(obj, w.opts)...)
@@ -113,7 +133,7 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 	}
 	boundChanged := runtimeBoundChanged(oldObj, newObj)
 	if QueueName(newObj, w.opts) != "" {
-		if err := w.validateShape(newObj, boundChanged); err != nil {
+		if err := w.validateShape(ctx, newObj, boundChanged); err != nil {
 			return nil, err
 		}
 	}

@@ -10,6 +10,7 @@ package jobs
 
 import (
 	"context"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -19,11 +20,13 @@ import (
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/jobset"
+	"github.com/musterhq/muster/controllers/jobs/leaderworkerset"
 	"github.com/musterhq/muster/controllers/jobs/mpijob"
 	"github.com/musterhq/muster/controllers/jobs/pod"
 	"github.com/musterhq/muster/controllers/jobs/pytorchjob"
 	"github.com/musterhq/muster/controllers/jobs/raycluster"
 	"github.com/musterhq/muster/controllers/jobs/rayjob"
+	"github.com/musterhq/muster/controllers/jobs/trainjob"
 )
 
 // registry holds every kind Muster knows. Adding a kind is one line here
@@ -36,6 +39,8 @@ var registry = jobframework.MustNewRegistry(
 	jobset.Kind.Integration(),
 	mpijob.Kind.Integration(),
 	pod.Integration(),
+	leaderworkerset.Integration(),
+	trainjob.Kind.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).
@@ -60,7 +65,12 @@ func SetDefaults(cfg *configv1beta1.Configuration) {
 // or whose operator makes its pod groups) that no registered kind answers
 // to.
 func Validate(cfg *configv1beta1.Configuration) field.ErrorList {
-	errs := registry.ValidateFrameworks(cfg.Integrations.Frameworks, field.NewPath("integrations", "frameworks"))
+	path := field.NewPath("integrations", "frameworks")
+	errs := registry.ValidateFrameworks(cfg.Integrations.Frameworks, path)
+	if slices.Contains(cfg.Integrations.Frameworks, leaderworkerset.Framework) && !slices.Contains(cfg.Integrations.Frameworks, leaderworkerset.PodFramework) {
+		errs = append(errs, field.Invalid(path, cfg.Integrations.Frameworks,
+			leaderworkerset.Framework+" admits each group's Pods as a pod group: enable "+leaderworkerset.PodFramework+" too"))
+	}
 	if g := cfg.GangScheduling; g != nil {
 		errs = append(errs, registry.ValidateFrameworks(g.OperatorPodGroups, field.NewPath("gangScheduling", "operatorPodGroups"))...)
 	}

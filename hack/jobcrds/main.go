@@ -39,20 +39,29 @@ func crdDir(dir string, i jobframework.Integration) string {
 }
 
 func copyCRD(dir string, i jobframework.Integration) error {
-	if out, err := exec.Command("go", "mod", "download", i.CRD.Module).CombinedOutput(); err != nil {
-		return fmt.Errorf("go mod download %s: %v: %s", i.CRD.Module, err, out)
+	module := i.CRD.Module
+	if i.CRD.Version != "" {
+		module += "@" + i.CRD.Version
 	}
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", i.CRD.Module).Output()
-	if err != nil {
-		return fmt.Errorf("go list -m %s: %w", i.CRD.Module, err)
+	if out, err := exec.Command("go", "mod", "download", module).CombinedOutput(); err != nil {
+		return fmt.Errorf("go mod download %s: %v: %s", module, err, out)
 	}
-	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), i.CRD.Path))
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
 	if err != nil {
-		return err
+		return fmt.Errorf("go list -m %s: %w", module, err)
 	}
 	target := crdDir(dir, i)
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(target, filepath.Base(i.CRD.Path)), data, 0o644)
+	for _, path := range append([]string{i.CRD.Path}, i.CRD.Related...) {
+		data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), path))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(target, filepath.Base(path)), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -46,21 +46,55 @@ func groupValue(m map[string]string, key string) (string, bool) {
 	return "", false
 }
 
+// operatorGroup is an operator whose Pods form groups by its own labels:
+// a LeaderWorkerSet's group (its leader and workers) is one pod group,
+// named after the set and the group's index, of the set's size.
+type operatorGroup struct {
+	prefix, nameLabel, indexLabel, sizeAnnotation string
+}
+
+var operatorGroups = []operatorGroup{{
+	prefix:         "leaderworkerset",
+	nameLabel:      "leaderworkerset.sigs.k8s.io/name",
+	indexLabel:     "leaderworkerset.sigs.k8s.io/group-index",
+	sizeAnnotation: "leaderworkerset.sigs.k8s.io/size",
+}}
+
+func operatorGroupOf(p *corev1.Pod) (*operatorGroup, string) {
+	for i := range operatorGroups {
+		o := &operatorGroups[i]
+		if name, index := p.Labels[o.nameLabel], p.Labels[o.indexLabel]; name != "" && index != "" {
+			return o, o.prefix + "-" + name + "-" + index
+		}
+	}
+	return nil, ""
+}
+
 // GroupName is the pod group a Pod belongs to; "" for a Pod of its own.
 func GroupName(p *corev1.Pod) string {
-	name, _ := groupValue(p.Labels, GroupNameLabel)
+	if name, ok := groupValue(p.Labels, GroupNameLabel); ok {
+		return name
+	}
+	_, name := operatorGroupOf(p)
 	return name
 }
 
 // totalCount is the group size a Pod declares.
 func totalCount(p *corev1.Pod) (int32, error) {
+	key := groupPrefixes[0] + GroupTotalCountAnnotation
 	v, ok := groupValue(p.Annotations, GroupTotalCountAnnotation)
+	if _, named := groupValue(p.Labels, GroupNameLabel); !named {
+		if o, _ := operatorGroupOf(p); o != nil {
+			key = o.sizeAnnotation
+			v, ok = p.Annotations[key]
+		}
+	}
 	if !ok {
 		return 0, fmt.Errorf("a Pod of a pod group needs the annotation %s%s: how many Pods the group runs", groupPrefixes[0], GroupTotalCountAnnotation)
 	}
 	n, err := strconv.ParseInt(v, 10, 32)
 	if err != nil || n < 1 {
-		return 0, fmt.Errorf("annotation %s%s is %q: it must be a positive whole number of Pods", groupPrefixes[0], GroupTotalCountAnnotation, v)
+		return 0, fmt.Errorf("annotation %s is %q: it must be a positive whole number of Pods", key, v)
 	}
 	return int32(n), nil
 }
@@ -206,6 +240,18 @@ func (g *group) unretriableFailed() bool {
 	return slices.ContainsFunc(g.pods, func(p corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodFailed && flag(&p, RetriableInGroupAnnotation, "false")
 	})
+}
+
+// fits reports whether every waiting Pod has a pod set of the Workload:
+// a group whose Pods were replaced with another shape (a rolling update)
+// does not, and needs a Workload of its new shape.
+func fits(pods []*corev1.Pod, wl *musterv1beta1.Workload) bool {
+	for _, p := range pods {
+		if !slices.ContainsFunc(wl.Spec.PodSets, func(ps musterv1beta1.PodSet) bool { return ps.Name == roleHash(p) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // podSets are the pod sets of the group's Pods: one per shape, named by

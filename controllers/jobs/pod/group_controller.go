@@ -156,13 +156,18 @@ func (r *GroupReconciler) follow(ctx context.Context, g *group, wl *musterv1beta
 	}
 	switch {
 	case !workload.HasQuotaReservation(wl):
-		if int32(len(g.waiting())) < total {
-			// A Pod went before admission: the group waits to be whole
-			// again, as it did first.
-			log.FromContext(ctx).Info("Deleted the pending workload of a pod group that lost a Pod", "workload", klog.KObj(wl))
+		if waiting := g.waiting(); int32(len(waiting)) < total || !fits(waiting, wl) {
+			// A Pod went, or came in another shape, before admission: the
+			// group waits to be whole again, as it did first.
+			log.FromContext(ctx).Info("Deleted the pending workload of a pod group that changed", "workload", klog.KObj(wl))
 			return r.deleteWorkload(ctx, wl)
 		}
 		return nil
+	case len(g.running()) == 0 && !fits(g.waiting(), wl):
+		// Its Pods were all replaced by Pods of another shape (a rolling
+		// update of their template): its quota was for the old ones.
+		log.FromContext(ctx).Info("Deleted the workload of a pod group whose Pods changed shape", "workload", klog.KObj(wl))
+		return r.deleteWorkload(ctx, wl)
 	case !workload.IsActive(wl) && !workload.IsEvicted(wl):
 		return jobframework.EvictWorkload(ctx, r.client, r.opts.Clock.Now(), wl, musterv1beta1.ReasonInactiveWorkload,
 			"The workload was deactivated (spec.active=false)")

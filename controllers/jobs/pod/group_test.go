@@ -21,6 +21,7 @@ func member(name string, total, gpus string, phase corev1.PodPhase) corev1.Pod {
 		Status: corev1.PodStatus{Phase: phase},
 	}
 	(*Pod)(&p).Suspend()
+	(*Pod)(&p).Default()
 	if phase != corev1.PodPending {
 		p.Spec.SchedulingGates = nil // it ran
 	}
@@ -134,4 +135,24 @@ func TestAPodGroupIsOldestFirst(t *testing.T) {
 	early.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute))
 	waiting := newGroup("g", []corev1.Pod{late, early}).waiting()
 	g.Expect(waiting[0].Name).To(Equal("early"))
+}
+
+// A LeaderWorkerSet's Pods are grouped by its own labels: the set's name
+// and the group index name the group, its size annotation sizes it; a
+// group label of the user's wins.
+func TestALeaderWorkerSetGroupIsAPodGroup(t *testing.T) {
+	g := NewWithT(t)
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+		Labels:      map[string]string{"leaderworkerset.sigs.k8s.io/name": "serve", "leaderworkerset.sigs.k8s.io/group-index": "1"},
+		Annotations: map[string]string{"leaderworkerset.sigs.k8s.io/size": "4"}}}
+	g.Expect(GroupName(&p)).To(Equal("leaderworkerset-serve-1"))
+	n, err := totalCount(&p)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(n).To(Equal(int32(4)))
+	g.Expect((*Pod)(&p).ValidateQueued()).To(BeEmpty())
+
+	delete(p.Labels, "leaderworkerset.sigs.k8s.io/group-index")
+	g.Expect(GroupName(&p)).To(BeEmpty(), "a leader before the set's webhook named its group")
+	p.Labels["muster.dev/pod-group-name"] = "mine"
+	g.Expect(GroupName(&p)).To(Equal("mine"))
 }

@@ -24,9 +24,10 @@ import (
 // per queue label, config/webhook/queued_pod_object_selector.yaml): a
 // Muster that is down blocks no other pod. They see creations only: the
 // updates of a queued Pod (a Job controller's finalizer, say) go through
-// while Muster is down.
-// +kubebuilder:webhook:path=/mutate-queued-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mqueuedpod.muster.dev,admissionReviewVersions=v1
-// +kubebuilder:webhook:path=/mutate-queued-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mqueuedpod-kueue.muster.dev,admissionReviewVersions=v1
+// while Muster is down. The mutating ones run again after another webhook
+// changed the Pod (an operator's that adds the labels naming its group).
+// +kubebuilder:webhook:path=/mutate-queued-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mqueuedpod.muster.dev,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
+// +kubebuilder:webhook:path=/mutate-queued-pod,mutating=true,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=mqueuedpod-kueue.muster.dev,admissionReviewVersions=v1,reinvocationPolicy=IfNeeded
 // +kubebuilder:webhook:path=/validate-queued-pod,mutating=false,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=vqueuedpod.muster.dev,admissionReviewVersions=v1
 // +kubebuilder:webhook:path=/validate-queued-pod,mutating=false,failurePolicy=fail,sideEffects=None,groups="",resources=pods,verbs=create,versions=v1,name=vqueuedpod-kueue.muster.dev,admissionReviewVersions=v1
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;update;patch;delete
@@ -54,6 +55,7 @@ var (
 	_ jobframework.GenericJob           = (*Pod)(nil)
 	_ jobframework.JobStoppedByDeletion = (*Pod)(nil)
 	_ jobframework.JobWithValidation    = (*Pod)(nil)
+	_ jobframework.JobWithDefaults      = (*Pod)(nil)
 )
 
 // ValidateQueued refuses a Pod of a pod group that cannot be admitted as
@@ -61,6 +63,12 @@ var (
 func (p *Pod) ValidateQueued() field.ErrorList {
 	name := GroupName((*corev1.Pod)(p))
 	if name == "" {
+		return nil
+	}
+	if o, _ := operatorGroupOf((*corev1.Pod)(p)); o != nil {
+		if _, err := totalCount((*corev1.Pod)(p)); err != nil {
+			return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(o.sizeAnnotation), p.Annotations[o.sizeAnnotation], err.Error())}
+		}
 		return nil
 	}
 	var errs field.ErrorList
@@ -96,20 +104,26 @@ func (p *Pod) hasAdmissionGate() bool {
 // Suspend gates the Pod; the API server takes it only on a Pod being
 // created (the webhook's), which is the only caller that needs it. A new
 // Pod is placed nowhere yet, whatever marks it was copied with.
-// A Pod of a group also records its shape, before admission adds to it.
 func (p *Pod) Suspend() {
 	delete(p.Annotations, musterv1beta1.WorkloadAnnotation)
 	delete(p.Labels, musterv1beta1.PodSetLabel)
 	if !p.hasAdmissionGate() {
 		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: musterv1beta1.AdmissionSchedulingGate})
 	}
-	if GroupName((*corev1.Pod)(p)) != "" && p.Annotations[RoleHashAnnotation] == "" {
-		h := shapeHash((*corev1.Pod)(p))
-		if p.Annotations == nil {
-			p.Annotations = map[string]string{}
-		}
-		p.Annotations[RoleHashAnnotation] = h
+}
+
+// Default records a pod group's Pod's shape as it is created, before its
+// admission adds to it; each time the webhook runs, since another webhook
+// may have changed the Pod (or named its group) in between.
+func (p *Pod) Default() {
+	if GroupName((*corev1.Pod)(p)) == "" {
+		return
 	}
+	h := shapeHash((*corev1.Pod)(p))
+	if p.Annotations == nil {
+		p.Annotations = map[string]string{}
+	}
+	p.Annotations[RoleHashAnnotation] = h
 }
 
 func isAdmissionGate(g corev1.PodSchedulingGate) bool {
