@@ -4,7 +4,7 @@
 #   hack/build-tools.sh OUTDIR NAME...
 #
 # NAME is one of: etcd kube-apiserver kube-controller-manager kube-scheduler
-# kubectl kwok training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator helm scheduler-plugins.
+# kubectl kwok training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator appwrapper-operator helm scheduler-plugins.
 # scheduler-plugins is the kubernetes-sigs scheduler-plugins kube-scheduler
 # (Coscheduling and the rest), on Kubernetes v1.31 (hack/tools/scheduler-plugins),
 # stamped with that version rather than hack/tools/k8s's.
@@ -47,6 +47,7 @@ build() {
     mpi-operator) module=mpi-operator; pkg=github.com/kubeflow/mpi-operator/cmd/mpi-operator ;;
     lws-operator) module=lws; pkg=sigs.k8s.io/lws/cmd ;;
     trainer-operator) module=trainer; pkg=github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager ;;
+    appwrapper-operator) module=appwrapper; pkg=github.com/project-codeflare/appwrapper/cmd ;;
     helm) module=helm; pkg=helm.sh/helm/v3/cmd/helm ;;
     scheduler-plugins)
       module=scheduler-plugins; pkg=sigs.k8s.io/scheduler-plugins/cmd/scheduler

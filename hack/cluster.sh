@@ -3,13 +3,13 @@
 # etcd, kube-apiserver, kube-controller-manager (Job controller),
 # kube-scheduler, kwok playing the kubelets of fake GPU nodes, and
 # optionally Muster and the job operators (Kubeflow training, KubeRay, JobSet,
-# MPI, LeaderWorkerSet, Kubeflow Trainer v2).
+# MPI, LeaderWorkerSet, Kubeflow Trainer v2, AppWrapper).
 # kwok sends no kubelet heartbeats, so the node lifecycle controller is off
 # and nodes are not tainted not-ready on creation.
 #
 #   hack/cluster.sh up        cluster + nodes (builds what is missing)
 #   hack/cluster.sh muster    (re)start Muster on it: CRDs, webhooks, manager
-#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset,mpi,lws,trainer:
+#   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset,mpi,lws,trainer,appwrapper:
 #                             default all; each built from Go modules when missing)
 #   hack/cluster.sh down      stop exactly the processes started here
 #   hack/cluster.sh status    what runs
@@ -337,10 +337,10 @@ internalCertManagement:
   enable: false
 # The kinds on by default, and the opt-in kinds whose operators
 # hack/cluster.sh operators runs here (RayJob, JobSet, MPIJob,
-# LeaderWorkerSet, TrainJob), and plain Pods (no operator; only those that
-# name a queue are gated).
+# LeaderWorkerSet, TrainJob, AppWrapper), and plain Pods (no operator; only
+# those that name a queue are gated).
 integrations:
-  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, pod, leaderworkerset.x-k8s.io/leaderworkerset, trainer.kubeflow.org/trainjob]
+  frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, pod, leaderworkerset.x-k8s.io/leaderworkerset, trainer.kubeflow.org/trainjob, workload.codeflare.dev/appwrapper]
   acceptKueueQueueLabel: true
 CONFIG
   stop muster
@@ -419,7 +419,7 @@ operator_cert_generated() {
 
 # The operators `operators` starts: OPERATORS, a comma-separated list of
 # these names, default all of them.
-all_operators=training,kuberay,jobset,mpi,lws,trainer
+all_operators=training,kuberay,jobset,mpi,lws,trainer,appwrapper
 
 operators() {
   mkdir -p "$run/logs" "$run/pids"
@@ -427,7 +427,7 @@ operators() {
   make -s -C "$root" job-crds
   for name in ${list//,/ }; do
     case "$name" in
-      training|kuberay|jobset|mpi|lws|trainer) "operator_$name" ;;
+      training|kuberay|jobset|mpi|lws|trainer|appwrapper) "operator_$name" ;;
       *) say "unknown operator $name (known: $all_operators)"; return 2 ;;
     esac
   done
@@ -595,12 +595,44 @@ CONFIG
   wait_for "the Kubeflow Trainer webhooks" 60 jobset_webhook_serves "$port"
 }
 
+# operator_appwrapper: CodeFlare's AppWrapper controller, without its
+# webhooks: they take certificates only from their own rotator, for a
+# Service's name, and what they add is not needed here (the controller and
+# Muster both infer a component's pod sets from its kind). It reads its
+# configuration from a ConfigMap of its namespace; its webhook server, had
+# anything started it, would find Muster's certificate under TMPDIR.
+operator_appwrapper() {
+  say "building the AppWrapper controller from Go modules"
+  "$root/hack/build-tools.sh" "$bin" appwrapper-operator
+  apply_crds "$root/bin/crds/appwrapper"
+  kubectl create namespace appwrapper-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply -f - >/dev/null <<CONFIG
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: appwrapper-operator-config
+  namespace: appwrapper-system
+data:
+  config.yaml: |
+    webhooksEnabled: false
+    controllerManager:
+      metrics:
+        bindAddress: "127.0.0.1:0"
+      health:
+        bindAddress: "127.0.0.1:0"
+      leaderElection: false
+CONFIG
+  mkdir -p "$run/appwrapper-tmp/k8s-webhook-server"
+  ln -sfn "$run/pki/webhook" "$run/appwrapper-tmp/k8s-webhook-server/serving-certs"
+  TMPDIR=$run/appwrapper-tmp KUBECONFIG=$kubeconfig NAMESPACE=appwrapper-system start appwrapper-operator "$bin/appwrapper-operator"
+}
+
 jobset_webhook_serves() {
   curl -s --cacert "$run/pki/ca.crt" -o /dev/null "https://127.0.0.1:$1/"
 }
 
 down() {
-  for name in trainer-operator lws-operator mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in appwrapper-operator trainer-operator lws-operator mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop "$name"
   done
   rm -rf "$run/etcd"
@@ -608,7 +640,7 @@ down() {
 }
 
 status() {
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator appwrapper-operator; do
     if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
   done
 }

@@ -6,12 +6,15 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	awv1beta2 "github.com/project-codeflare/appwrapper/api/v1beta2"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/controllers/jobs/appwrapper"
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/jobset"
 	"github.com/musterhq/muster/controllers/jobs/mpijob"
@@ -67,6 +70,13 @@ var fixtures = map[string]fixture{
 			panic(err)
 		}
 		return job, job.RuntimeTemplates()
+	},
+	"workload.codeflare.dev/appwrapper": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
+		w := &appWrapperAsTemplates{jobs: []*batchv1.Job{
+			builder.MakeJob("driver", "ns").Request("cpu", "1").Obj(),
+			builder.MakeJob("workers", "ns").Parallelism(3).Request(gpu, "1").Obj()}}
+		w.aw = builder.MakeAppWrapper("aw", "ns").Component(w.jobs[0]).Component(w.jobs[1]).Obj()
+		return w, []*corev1.PodTemplateSpec{&w.jobs[0].Spec.Template, &w.jobs[1].Spec.Template}
 	},
 	"kubeflow.org/mpijob": func() (jobframework.GenericJob, []*corev1.PodTemplateSpec) {
 		j := builder.MakeMPIJob("j", "ns", 3, gpu, "1").Obj()
@@ -241,3 +251,67 @@ func (p *podAsTemplate) Finished() (msg string, ok, done bool) {
 }
 func (p *podAsTemplate) PodsReady() (b bool) { p.do(func(po *pod.Pod) { b = po.PodsReady() }); return }
 func (p *podAsTemplate) IsActive() (b bool)  { p.do(func(po *pod.Pod) { b = po.IsActive() }); return }
+
+// appWrapperAsTemplates is an AppWrapper of Jobs whose pod templates live
+// here, so the tables can edit them as they edit the other kinds'
+// templates: each call writes them into its components and goes through
+// the real adapter. Rendered is what the AppWrapper controller makes of a
+// component's template and Muster's podSetInfo.
+type appWrapperAsTemplates struct {
+	jobs []*batchv1.Job
+	aw   *awv1beta2.AppWrapper
+}
+
+func (w *appWrapperAsTemplates) do() *appwrapper.Job {
+	for i, j := range w.jobs {
+		c := builder.MakeAppWrapper("x", "ns").Component(j).Obj().Spec.Components[0]
+		w.aw.Spec.Components[i].Template = c.Template
+	}
+	return (*appwrapper.Job)(w.aw)
+}
+
+func (w *appWrapperAsTemplates) Object() client.Object { return w.do().Object() }
+func (w *appWrapperAsTemplates) IsSuspended() bool     { return w.do().IsSuspended() }
+func (w *appWrapperAsTemplates) Suspend()              { w.do().Suspend() }
+func (w *appWrapperAsTemplates) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
+	return w.do().RunWithPodSetsInfo(infos)
+}
+func (w *appWrapperAsTemplates) RestorePodSetsInfo(infos []jobframework.PodSetInfo) bool {
+	return w.do().RestorePodSetsInfo(infos)
+}
+func (w *appWrapperAsTemplates) PodSets() []musterv1beta1.PodSet { return w.do().PodSets() }
+func (w *appWrapperAsTemplates) Finished() (string, bool, bool)  { return w.do().Finished() }
+func (w *appWrapperAsTemplates) PodsReady() bool                 { return w.do().PodsReady() }
+func (w *appWrapperAsTemplates) IsActive() bool                  { return w.do().IsActive() }
+
+func (w *appWrapperAsTemplates) Rendered(podSet string) *corev1.PodTemplateSpec {
+	for i, ps := range w.do().PodSets() {
+		if ps.Name != podSet {
+			continue
+		}
+		t := w.jobs[i].Spec.Template.DeepCopy()
+		infos := w.aw.Spec.Components[i].PodSetInfos
+		if len(infos) == 0 {
+			return t
+		}
+		info := infos[0]
+		t.Labels, t.Annotations = merged(t.Labels, info.Labels), merged(t.Annotations, info.Annotations)
+		t.Spec.NodeSelector = merged(t.Spec.NodeSelector, info.NodeSelector)
+		t.Spec.Tolerations = append(t.Spec.Tolerations, info.Tolerations...)
+		t.Spec.SchedulingGates = append(t.Spec.SchedulingGates, info.SchedulingGates...)
+		return t
+	}
+	return nil
+}
+
+func merged(a, b map[string]string) map[string]string {
+	if len(b) == 0 {
+		return a
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}

@@ -18,6 +18,7 @@ import (
 
 	configv1beta1 "github.com/musterhq/muster/apis/config/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/controllers/jobs/appwrapper"
 	"github.com/musterhq/muster/controllers/jobs/job"
 	"github.com/musterhq/muster/controllers/jobs/jobset"
 	"github.com/musterhq/muster/controllers/jobs/leaderworkerset"
@@ -41,6 +42,7 @@ var registry = jobframework.MustNewRegistry(
 	pod.Integration(),
 	leaderworkerset.Integration(),
 	trainjob.Kind.Integration(),
+	appwrapper.Kind.Integration(),
 )
 
 // Registry returns the registered kinds (generators and tests).

@@ -34,14 +34,14 @@ func TestValidateRefusesAnUnknownFramework(t *testing.T) {
 	errs := Validate(cfg)
 	g.Expect(errs).To(HaveLen(1))
 	g.Expect(errs[0].Error()).To(Equal(`integrations.frameworks[1]: Unsupported value: "argo/workflow": ` +
-		`supported values: "batch/job", "kubeflow.org/pytorchjob", "ray.io/raycluster", "ray.io/rayjob", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob", "pod", "leaderworkerset.x-k8s.io/leaderworkerset", "trainer.kubeflow.org/trainjob"`))
+		`supported values: "batch/job", "kubeflow.org/pytorchjob", "ray.io/raycluster", "ray.io/rayjob", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob", "pod", "leaderworkerset.x-k8s.io/leaderworkerset", "trainer.kubeflow.org/trainjob", "workload.codeflare.dev/appwrapper"`))
 }
 
 func TestEveryRegisteredKindIsInTheScheme(t *testing.T) {
 	g := NewWithT(t)
 	s := runtime.NewScheme()
 	g.Expect(AddToScheme(s)).To(Succeed())
-	g.Expect(Registry().Integrations()).To(HaveLen(9))
+	g.Expect(Registry().Integrations()).To(HaveLen(10))
 	for _, i := range Registry().Integrations() {
 		g.Expect(s.Recognizes(i.GVK)).To(BeTrue(), i.Name)
 	}
