@@ -8,7 +8,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
@@ -116,19 +115,6 @@ func userQueue(t *testing.T, ns string) {
 	createAll(t, MakeLocalQueue("user-queue", ns).ClusterQueue(queues(t, ns, "8", "8")).Obj())
 }
 
-// runningPods counts a namespace's running pods with the labels.
-func runningPods(g Gomega, ns string, labels map[string]string) int {
-	var pods corev1.PodList
-	g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels(labels))).To(Succeed())
-	n := 0
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
-			n++
-		}
-	}
-	return n
-}
-
 // TestKueueLeaderWorkerSetRunsUnchanged: a Kueue user's LeaderWorkerSet
 // runs as written: each of its two groups is a Workload admitted whole,
 // and the LeaderWorkerSet controller's six pods run.
@@ -146,7 +132,8 @@ func TestKueueLeaderWorkerSetRunsUnchanged(t *testing.T) {
 			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "leaderworkerset-" + lws.GetName() + "-" + group}, &wl)).To(Succeed())
 			g.Expect(workload.IsAdmitted(&wl)).To(BeTrue(), "group %s", group)
 		}
-		g.Expect(runningPods(g, ns, map[string]string{lwsv1.SetNameLabelKey: lws.GetName()})).To(Equal(6))
+		running, _ := countPods(g, ns, map[string]string{lwsv1.SetNameLabelKey: lws.GetName()})
+		g.Expect(running).To(Equal(6))
 	}, timeout, time.Second).Should(Succeed())
 }
 
@@ -165,6 +152,7 @@ func TestKueueAppWrapperRunsUnchanged(t *testing.T) {
 		g.Expect(wls.Items).To(HaveLen(1), "the AppWrapper's only, none for its PyTorchJob")
 		g.Expect(wls.Items[0].Spec.PodSets).To(HaveLen(2))
 		g.Expect(workload.IsAdmitted(&wls.Items[0])).To(BeTrue())
-		g.Expect(runningPods(g, ns, map[string]string{"training.kubeflow.org/job-name": "pytorch-simple"})).To(Equal(2))
+		running, _ := countPods(g, ns, map[string]string{"training.kubeflow.org/job-name": "pytorch-simple"})
+		g.Expect(running).To(Equal(2))
 	}, timeout, time.Second).Should(Succeed())
 }
