@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,11 +87,17 @@ func TestInternalCertManagement(t *testing.T) {
 	}, framework.Timeout, framework.Interval).Should(Equal(wantCA), "CA injected into the visibility APIService")
 
 	// Re-applying the manifest (which has no caBundle) empties it: the
-	// change itself brings the CA back, without waiting for a resync.
-	got := apiService.DeepCopy()
-	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(apiService), got)).To(Succeed())
-	unstructured.RemoveNestedField(got.Object, "spec", "caBundle")
-	g.Expect(env.Client.Update(ctx, got)).To(Succeed())
+	// change itself brings the CA back, without waiting for a resync. The
+	// aggregator writes the APIService's status meanwhile: a conflict is
+	// read again.
+	g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := apiService.DeepCopy()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(apiService), got); err != nil {
+			return err
+		}
+		unstructured.RemoveNestedField(got.Object, "spec", "caBundle")
+		return env.Client.Update(ctx, got)
+	})).To(Succeed())
 	g.Eventually(func(g Gomega) string {
 		return caBundle(g, apiService)
 	}, framework.Timeout, framework.Interval).Should(Equal(wantCA), "CA injected again after the APIService was re-applied")
