@@ -74,3 +74,60 @@ func TestTrainJobRunsWholeWithTheTrainer(t *testing.T) {
 	}, timeout, time.Second).Should(Equal(map[string]int{"h100": 8}), "the second runs on the quota the first released")
 	g.Eventually(func(g Gomega) bool { return trainJobDone(g, second) }, timeout, time.Second).Should(BeTrue())
 }
+
+// TestAPreemptedTrainJobRunsAgain: a TrainJob borrowing another queue's
+// GPUs is preempted when that queue's own job arrives: the trainer
+// suspends its JobSet and its pods go, Muster takes its placement back
+// (only once the JobSet's Jobs are gone: the trainer refuses a patch
+// change before), and once the owner's job is done it is admitted again
+// and its 16 nodes run again.
+func TestAPreemptedTrainJobRunsAgain(t *testing.T) {
+	g := NewWithT(t)
+	ns := namespace(t)
+	flavor := "a100-" + ns
+	mk := func(name string, p *musterv1beta1.ClusterQueuePreemption) *musterv1beta1.ClusterQueue {
+		cq := MakeClusterQueue(name + "-" + ns).Cohort("team-" + ns).
+			ResourceGroup(MakeFlavorQuotas(flavor).Resource("cpu", "32").Resource(gpu, "8").Obj()).Obj()
+		cq.Spec.Preemption = p
+		return cq
+	}
+	rt := MakeClusterTrainingRuntime("torch-"+ns).Trainer("node", "cpu", "1").Obj()
+	createAll(t, rt,
+		MakeResourceFlavor(flavor).NodeLabel("muster.dev/gpu", "a100").Obj(),
+		mk("a", &musterv1beta1.ClusterQueuePreemption{ReclaimWithinCohort: musterv1beta1.PreemptionPolicyAny}),
+		mk("b", nil),
+		MakeLocalQueue("a", ns).ClusterQueue("a-"+ns).Obj(),
+		MakeLocalQueue("b", ns).ClusterQueue("b-"+ns).Obj())
+
+	tj := MakeTrainJob("borrower", ns, rt.GetName()).Queue("b").NumNodes(16).ResourcesPerNode(gpu, "1").Obj()
+	createAll(t, tj)
+	nodes := map[string]string{jobsetv1alpha2.JobSetNameKey: tj.GetName()}
+	g.Eventually(func(g Gomega) map[string]int {
+		_, kinds := countPods(g, ns, nodes)
+		return kinds
+	}, timeout, time.Second).Should(Equal(map[string]int{"a100": 16}), "b borrows a's 8 idle GPUs")
+
+	createAll(t, gpuJob(ns, "owner", "a", 8, "20s"))
+	g.Eventually(func(g Gomega) []int {
+		running, _ := countPods(g, ns, nodes)
+		o, _, _, _ := podsOf(g, ns, "owner")
+		return []int{running, o}
+	}, timeout, time.Second).Should(Equal([]int{0, 8}), "a reclaims its quota: the TrainJob's pods go, the owner's are bound")
+	g.Eventually(func(g Gomega) bool {
+		got := tj.DeepCopy()
+		g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(tj), got)).To(Succeed())
+		patches, _, _ := unstructured.NestedSlice(got.Object, "spec", "runtimePatches")
+		for _, p := range patches {
+			if m := p.(map[string]any); m["manager"] == "muster.dev/manager" {
+				_, placed := m["trainingRuntimeSpec"]
+				return placed
+			}
+		}
+		return false
+	}, timeout, time.Second).Should(BeFalse(), "its placement taken back")
+
+	g.Eventually(func(g Gomega) map[string]int {
+		_, kinds := countPods(g, ns, nodes)
+		return kinds
+	}, timeout, time.Second).Should(Equal(map[string]int{"a100": 16}), "admitted again once the owner's job is done")
+}
