@@ -117,7 +117,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", klog.KObj(wl))
 		return ctrl.Result{}, client.IgnoreNotFound(r.client.Delete(ctx, wl))
 	}
-	if loaded, res, err := r.loadRelated(ctx, job); !loaded {
+	if loaded, res, err := r.loadRelated(ctx, job, wl == nil); !loaded {
 		return res, err
 	}
 	if wl == nil {
@@ -213,8 +213,10 @@ func (r *Reconciler[T]) deleteOrphanedWorkloads(ctx context.Context, namespace, 
 // loadRelated loads the objects a kind's pod sets are read from (a
 // TrainJob's runtime), reporting whether the job can go on. One that is
 // missing is said on the job, where the user looks for a job without a
-// Workload, and tried again shortly, as a missing priority class is.
-func (r *Reconciler[T]) loadRelated(ctx context.Context, job GenericJob) (bool, ctrl.Result, error) {
+// Workload, and tried again shortly, as a missing priority class is; a
+// job without a Workload is suspended first, so that it cannot start
+// when the object appears.
+func (r *Reconciler[T]) loadRelated(ctx context.Context, job GenericJob, noWorkload bool) (bool, ctrl.Result, error) {
 	l, ok := job.(JobWithRelatedObjects)
 	if !ok {
 		return true, ctrl.Result{}, nil
@@ -224,6 +226,9 @@ func (r *Reconciler[T]) loadRelated(ctx context.Context, job GenericJob) (bool, 
 	case err == nil:
 		return true, ctrl.Result{}, nil
 	case apierrors.IsNotFound(err):
+		if noWorkload && !job.IsSuspended() && !stoppedByDeletion(job) {
+			return false, ctrl.Result{}, r.suspendUngated(ctx, job)
+		}
 		r.recorder.Eventf(job.Object(), nil, corev1.EventTypeWarning, ReasonWorkloadComposeFailed, "Create", "Cannot read its pod sets: %v", err)
 		log.FromContext(ctx).Info("Cannot read the job's pod sets yet", "err", err.Error())
 		return false, ctrl.Result{RequeueAfter: composeRetry}, nil
@@ -242,12 +247,9 @@ func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queu
 		return ctrl.Result{}, nil
 	}
 	if !job.IsSuspended() {
-		job.Suspend()
-		if err := r.client.Update(ctx, obj); err != nil {
+		if err := r.suspendUngated(ctx, job); err != nil {
 			return ctrl.Result{}, err
 		}
-		r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, ReasonSuspended, "Suspend", "Suspended: the job has no quota reservation")
-		log.FromContext(ctx).Info("Suspended a job that was running without quota")
 	}
 	wl, err := r.newWorkload(ctx, job, queue)
 	if err != nil {
@@ -265,6 +267,17 @@ func (r *Reconciler[T]) createWorkload(ctx context.Context, job GenericJob, queu
 	r.recorder.Eventf(obj, wl, corev1.EventTypeNormal, ReasonCreatedWorkload, "Create", "Created Workload %s", wl.Name)
 	log.FromContext(ctx).Info("Created workload", "workload", klog.KObj(wl))
 	return ctrl.Result{}, nil
+}
+
+// suspendUngated suspends a job found running without quota.
+func (r *Reconciler[T]) suspendUngated(ctx context.Context, job GenericJob) error {
+	job.Suspend()
+	if err := r.client.Update(ctx, job.Object()); err != nil {
+		return err
+	}
+	r.recorder.Eventf(job.Object(), nil, corev1.EventTypeNormal, ReasonSuspended, "Suspend", "Suspended: the job has no quota reservation")
+	log.FromContext(ctx).Info("Suspended a job that was running without quota")
+	return nil
 }
 
 func (r *Reconciler[T]) newWorkload(ctx context.Context, job GenericJob, queue string) (*musterv1beta1.Workload, error) {

@@ -85,17 +85,7 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 	if gated, err := w.gated(ctx, obj); !gated || err != nil {
 		return err
 	}
-	if l, ok := w.kind.Adapt(obj).(JobWithRelatedObjects); ok {
-		// A job whose pod sets cannot be read would wait without a
-		// Workload: refused while its user is there to read why.
-		if err := l.LoadRelated(ctx, w.reader); err != nil {
-			if apierrors.IsNotFound(err) {
-				return apierrors.NewBadRequest(err.Error())
-			}
-			return err
-		}
-	}
-	return w.validateShape(ctx, obj, true)
+	return w.validateShape(ctx, obj, true, true)
 }
 
 // validateShape applies the kind's own rules to a gated job, and checks
@@ -103,14 +93,10 @@ func (w *JobWebhook[T]) validateQueued(ctx context.Context, obj T) error {
 // a job that got past the webhook with a malformed one (created while it
 // was down, or before an upgrade; its workload ignores the bound) can
 // still be started and stopped by the reconciler.
-func (w *JobWebhook[T]) validateShape(ctx context.Context, obj T, checkBound bool) error {
+func (w *JobWebhook[T]) validateShape(ctx context.Context, obj T, checkBound, create bool) error {
 	job := w.kind.Adapt(obj)
-	if l, ok := job.(JobWithRelatedObjects); ok {
-		// On an update a missing related object leaves only the pod sets
-		// unchecked: the reconciler must still be able to stop the job.
-		if err := l.LoadRelated(ctx, w.reader); client.IgnoreNotFound(err) != nil {
-			return err
-		}
+	if err := w.loadRelated(ctx, job, create); err != nil {
+		return err
 	}
 	errs := validateTopology(job)
 	if checkBound {
@@ -125,6 +111,26 @@ func (w *JobWebhook[T]) validateShape(ctx context.Context, obj T, checkBound boo
 	return nil
 }
 
+// loadRelated loads what the kind's pod sets are read from. A new job
+// whose pod sets cannot be read would wait without a Workload: it is
+// refused while its user is there to read why. On an update a missing
+// object leaves only the pod sets unchecked: the reconciler must still be
+// able to stop the job.
+func (w *JobWebhook[T]) loadRelated(ctx context.Context, job GenericJob, create bool) error {
+	l, ok := job.(JobWithRelatedObjects)
+	if !ok {
+		return nil
+	}
+	err := l.LoadRelated(ctx, w.reader)
+	switch {
+	case err == nil || (!create && apierrors.IsNotFound(err)):
+		return nil
+	case apierrors.IsNotFound(err):
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return err
+}
+
 // ValidateUpdate forbids changing the queue of a job that holds quota: the
 // quota is reserved in the old queue's ClusterQueue.
 func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (admission.Warnings, error) {
@@ -133,7 +139,7 @@ func (w *JobWebhook[T]) ValidateUpdate(ctx context.Context, oldObj, newObj T) (a
 	}
 	boundChanged := runtimeBoundChanged(oldObj, newObj)
 	if QueueName(newObj, w.opts) != "" {
-		if err := w.validateShape(ctx, newObj, boundChanged); err != nil {
+		if err := w.validateShape(ctx, newObj, boundChanged, false); err != nil {
 			return nil, err
 		}
 	}
