@@ -39,6 +39,11 @@ type Integration struct {
 	SetupNoopWebhook func(ctrl.Manager) error
 	// SetupReconciler registers the kind's generic reconciler.
 	SetupReconciler func(ctrl.Manager, Options) error
+	// Requires are the frameworks that must be enabled with this one (a
+	// LeaderWorkerSet's groups are admitted as pod groups: pod), and
+	// RequiresWhy says why, for the error that names them.
+	Requires    []string
+	RequiresWhy string
 }
 
 // Integration is the kind as the registry takes it: the generic webhook and
@@ -146,6 +151,23 @@ func (r *Registry) ValidateFrameworks(frameworks []string, path *field.Path) fie
 			errs = append(errs, field.NotSupported(path.Index(i), f, known))
 		case slices.Index(frameworks, f) < i:
 			errs = append(errs, field.Duplicate(path.Index(i), f))
+		}
+	}
+	return errs
+}
+
+// ValidateRequires refuses an enabled framework whose required frameworks
+// are not enabled with it.
+func (r *Registry) ValidateRequires(frameworks []string, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, i := range r.integrations {
+		if !slices.Contains(frameworks, i.Name) {
+			continue
+		}
+		for _, need := range i.Requires {
+			if !slices.Contains(frameworks, need) {
+				errs = append(errs, field.Invalid(path, frameworks, i.Name+" "+i.RequiresWhy+": enable "+need+" too"))
+			}
 		}
 	}
 	return errs

@@ -10,7 +10,6 @@ package jobs
 
 import (
 	"context"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -69,10 +68,7 @@ func SetDefaults(cfg *configv1beta1.Configuration) {
 func Validate(cfg *configv1beta1.Configuration) field.ErrorList {
 	path := field.NewPath("integrations", "frameworks")
 	errs := registry.ValidateFrameworks(cfg.Integrations.Frameworks, path)
-	if slices.Contains(cfg.Integrations.Frameworks, leaderworkerset.Framework) && !slices.Contains(cfg.Integrations.Frameworks, leaderworkerset.PodFramework) {
-		errs = append(errs, field.Invalid(path, cfg.Integrations.Frameworks,
-			leaderworkerset.Framework+" admits each group's Pods as a pod group: enable "+leaderworkerset.PodFramework+" too"))
-	}
+	errs = append(errs, registry.ValidateRequires(cfg.Integrations.Frameworks, path)...)
 	if g := cfg.GangScheduling; g != nil {
 		errs = append(errs, registry.ValidateFrameworks(g.OperatorPodGroups, field.NewPath("gangScheduling", "operatorPodGroups"))...)
 	}

@@ -15,12 +15,10 @@ import (
 	. "github.com/musterhq/muster/test/builder"
 )
 
-// TestBorrowingAndReclaimAtPodLevel: queue b borrows queue a's idle GPUs
-// and binds 16 pods; when a's own job arrives, b's job is preempted (its
-// pods go away) and a's pods are bound.
-func TestBorrowingAndReclaimAtPodLevel(t *testing.T) {
-	g := NewWithT(t)
-	ns := namespace(t)
+// reclaimingQueues are two ClusterQueues of 8 a100 GPUs in one cohort, fed
+// by LocalQueues a and b: b may borrow a's idle GPUs, and a reclaims them
+// by preemption.
+func reclaimingQueues(t *testing.T, ns string) {
 	flavor := "a100-" + ns
 	mk := func(name string, p *musterv1beta1.ClusterQueuePreemption) *musterv1beta1.ClusterQueue {
 		cq := MakeClusterQueue(name + "-" + ns).Cohort("team-" + ns).
@@ -34,6 +32,15 @@ func TestBorrowingAndReclaimAtPodLevel(t *testing.T) {
 		mk("b", nil),
 		MakeLocalQueue("a", ns).ClusterQueue("a-"+ns).Obj(),
 		MakeLocalQueue("b", ns).ClusterQueue("b-"+ns).Obj())
+}
+
+// TestBorrowingAndReclaimAtPodLevel: queue b borrows queue a's idle GPUs
+// and binds 16 pods; when a's own job arrives, b's job is preempted (its
+// pods go away) and a's pods are bound.
+func TestBorrowingAndReclaimAtPodLevel(t *testing.T) {
+	g := NewWithT(t)
+	ns := namespace(t)
+	reclaimingQueues(t, ns)
 
 	borrower := gpuJob(ns, "borrower", "b", 16, "")
 	createAll(t, borrower)

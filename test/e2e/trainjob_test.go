@@ -84,20 +84,9 @@ func TestTrainJobRunsWholeWithTheTrainer(t *testing.T) {
 func TestAPreemptedTrainJobRunsAgain(t *testing.T) {
 	g := NewWithT(t)
 	ns := namespace(t)
-	flavor := "a100-" + ns
-	mk := func(name string, p *musterv1beta1.ClusterQueuePreemption) *musterv1beta1.ClusterQueue {
-		cq := MakeClusterQueue(name + "-" + ns).Cohort("team-" + ns).
-			ResourceGroup(MakeFlavorQuotas(flavor).Resource("cpu", "32").Resource(gpu, "8").Obj()).Obj()
-		cq.Spec.Preemption = p
-		return cq
-	}
+	reclaimingQueues(t, ns)
 	rt := MakeClusterTrainingRuntime("torch-"+ns).Trainer("node", "cpu", "1").Obj()
-	createAll(t, rt,
-		MakeResourceFlavor(flavor).NodeLabel("muster.dev/gpu", "a100").Obj(),
-		mk("a", &musterv1beta1.ClusterQueuePreemption{ReclaimWithinCohort: musterv1beta1.PreemptionPolicyAny}),
-		mk("b", nil),
-		MakeLocalQueue("a", ns).ClusterQueue("a-"+ns).Obj(),
-		MakeLocalQueue("b", ns).ClusterQueue("b-"+ns).Obj())
+	createAll(t, rt)
 
 	tj := MakeTrainJob("borrower", ns, rt.GetName()).Queue("b").NumNodes(16).ResourcesPerNode(gpu, "1").Obj()
 	createAll(t, tj)

@@ -10,6 +10,7 @@ package appwrapper
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	awv1beta2 "github.com/project-codeflare/appwrapper/api/v1beta2"
@@ -53,28 +54,28 @@ func (j *Job) IsSuspended() bool { return j.Spec.Suspend }
 
 func (j *Job) Suspend() { j.Spec.Suspend = true }
 
-// templates are the pod templates of every component, in order, and the
-// pod sets they come from; the library infers a component's pod sets from
-// its kind when it declares none.
-func (j *Job) templates() ([]awv1beta2.AppWrapperPodSet, []musterv1beta1.PodSet, error) {
+// templates are the pod sets of every component's pod templates, in
+// order; the library infers a component's pod sets from its kind when it
+// declares none.
+func (j *Job) templates() ([]musterv1beta1.PodSet, error) {
 	// The library caches its inference in the status; a copy keeps the
 	// object the reconciler writes as it was read.
 	aw := (*awv1beta2.AppWrapper)(j).DeepCopy()
 	tmpls, podSets, err := awutils.GetComponentPodSpecs(aw)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	out := make([]musterv1beta1.PodSet, 0, len(tmpls))
 	for i := range tmpls {
 		out = append(out, musterv1beta1.PodSet{Name: fmt.Sprintf("%s-%d", j.Name, i), Count: awutils.Replicas(podSets[i]), Template: *tmpls[i]})
 	}
-	return podSets, out, nil
+	return out, nil
 }
 
 // PodSets: one per pod template of each component, named as Kueue names
 // them (<appwrapper>-<index>).
 func (j *Job) PodSets() []musterv1beta1.PodSet {
-	_, ps, err := j.templates()
+	ps, err := j.templates()
 	if err != nil {
 		return nil
 	}
@@ -89,26 +90,22 @@ func (j *Job) ValidateQueued() field.ErrorList {
 	if len(j.Spec.Components) == 0 {
 		return field.ErrorList{field.Required(components, "an AppWrapper in a Muster queue needs a component with pods")}
 	}
+	// Read as the spec says, not as the controller last inferred it.
 	aw := (*awv1beta2.AppWrapper)(j).DeepCopy()
-	aw.Status.ComponentStatus = nil // what this spec infers
-	if err := awutils.EnsureComponentStatusInitialized(aw); err != nil {
+	aw.Status.ComponentStatus = nil
+	tmpls, _, err := awutils.GetComponentPodSpecs(aw)
+	if err != nil {
 		return field.ErrorList{field.Invalid(components, "", "cannot read the components' pod sets: "+err.Error())}
 	}
-	_, ps, err := j.templates()
-	if err != nil {
-		return field.ErrorList{field.Invalid(components, "", err.Error())}
-	}
 	want := 0
+	var paths []string
 	for _, cs := range aw.Status.ComponentStatus {
 		want += len(cs.PodSets)
-	}
-	if len(ps) != want {
-		var paths []string
-		for _, cs := range aw.Status.ComponentStatus {
-			for _, p := range cs.PodSets {
-				paths = append(paths, p.Path)
-			}
+		for _, p := range cs.PodSets {
+			paths = append(paths, p.Path)
 		}
+	}
+	if len(tmpls) != want {
 		return field.ErrorList{field.Invalid(components, strings.Join(paths, ", "), "a pod set path leads to no pod template")}
 	}
 	if want == 0 {
@@ -120,13 +117,13 @@ func (j *Job) ValidateQueued() field.ErrorList {
 // RunWithPodSetsInfo hands each pod set's placement to the AppWrapper
 // controller, which puts it on the resources it creates, and resumes.
 func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
-	_, ps, err := j.templates()
+	ps, err := j.templates()
 	if err != nil {
 		return err
 	}
 	aw := make([]awv1beta2.AppWrapperPodSetInfo, len(ps))
 	for _, info := range infos {
-		i := index(ps, info.Name)
+		i := slices.IndexFunc(ps, func(p musterv1beta1.PodSet) bool { return p.Name == info.Name })
 		if i < 0 {
 			return fmt.Errorf("AppWrapper %s has no pod set %s", j.Name, info.Name)
 		}
@@ -147,15 +144,6 @@ func (j *Job) RunWithPodSetsInfo(infos []jobframework.PodSetInfo) error {
 	j.Spec.Components = placed.Spec.Components
 	j.Spec.Suspend = false
 	return nil
-}
-
-func index(ps []musterv1beta1.PodSet, name string) int {
-	for i := range ps {
-		if ps[i].Name == name {
-			return i
-		}
-	}
-	return -1
 }
 
 // RestorePodSetsInfo drops the placement handed to the controller.

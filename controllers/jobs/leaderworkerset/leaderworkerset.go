@@ -61,6 +61,8 @@ func Integration() jobframework.Integration {
 		SetupNoopWebhook: func(mgr ctrl.Manager) error { return jobframework.SetupNoopWebhook(mgr, kind) },
 		// The pod group reconciler admits the groups.
 		SetupReconciler: func(ctrl.Manager, jobframework.Options) error { return nil },
+		Requires:        []string{PodFramework},
+		RequiresWhy:     "admits each group's Pods as a pod group",
 	}
 }
 

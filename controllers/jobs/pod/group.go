@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
@@ -46,28 +47,15 @@ func groupValue(m map[string]string, key string) (string, bool) {
 	return "", false
 }
 
-// operatorGroup is an operator whose Pods form groups by its own labels:
-// a LeaderWorkerSet's group (its leader and workers) is one pod group,
-// named after the set and the group's index, of the set's size.
-type operatorGroup struct {
-	prefix, nameLabel, indexLabel, sizeAnnotation string
-}
-
-var operatorGroups = []operatorGroup{{
-	prefix:         "leaderworkerset",
-	nameLabel:      "leaderworkerset.sigs.k8s.io/name",
-	indexLabel:     "leaderworkerset.sigs.k8s.io/group-index",
-	sizeAnnotation: "leaderworkerset.sigs.k8s.io/size",
-}}
-
-func operatorGroupOf(p *corev1.Pod) (*operatorGroup, string) {
-	for i := range operatorGroups {
-		o := &operatorGroups[i]
-		if name, index := p.Labels[o.nameLabel], p.Labels[o.indexLabel]; name != "" && index != "" {
-			return o, o.prefix + "-" + name + "-" + index
-		}
+// lwsGroupOf names the pod group of a LeaderWorkerSet's Pod: its group
+// (the leader and its workers) after the set and the group's index, as the
+// set's own pod webhook labels them; "" for another Pod.
+func lwsGroupOf(p *corev1.Pod) string {
+	name, index := p.Labels[lwsv1.SetNameLabelKey], p.Labels[lwsv1.GroupIndexLabelKey]
+	if name == "" || index == "" {
+		return ""
 	}
-	return nil, ""
+	return "leaderworkerset-" + name + "-" + index
 }
 
 // GroupName is the pod group a Pod belongs to; "" for a Pod of its own.
@@ -75,19 +63,23 @@ func GroupName(p *corev1.Pod) string {
 	if name, ok := groupValue(p.Labels, GroupNameLabel); ok {
 		return name
 	}
-	_, name := operatorGroupOf(p)
-	return name
+	return lwsGroupOf(p)
+}
+
+// sizedBySet reports whether a Pod's group is its LeaderWorkerSet's (no
+// group label of the user's), sized by the set's annotation.
+func sizedBySet(p *corev1.Pod) bool {
+	_, named := groupValue(p.Labels, GroupNameLabel)
+	return !named && lwsGroupOf(p) != ""
 }
 
 // totalCount is the group size a Pod declares.
 func totalCount(p *corev1.Pod) (int32, error) {
 	key := groupPrefixes[0] + GroupTotalCountAnnotation
 	v, ok := groupValue(p.Annotations, GroupTotalCountAnnotation)
-	if _, named := groupValue(p.Labels, GroupNameLabel); !named {
-		if o, _ := operatorGroupOf(p); o != nil {
-			key = o.sizeAnnotation
-			v, ok = p.Annotations[key]
-		}
+	if sizedBySet(p) {
+		key = lwsv1.SizeAnnotationKey
+		v, ok = p.Annotations[key]
 	}
 	if !ok {
 		return 0, fmt.Errorf("a Pod of a pod group needs the annotation %s%s: how many Pods the group runs", groupPrefixes[0], GroupTotalCountAnnotation)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	lwsv1 "sigs.k8s.io/lws/api/leaderworkerset/v1"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
@@ -65,9 +66,10 @@ func (p *Pod) ValidateQueued() field.ErrorList {
 	if name == "" {
 		return nil
 	}
-	if o, _ := operatorGroupOf((*corev1.Pod)(p)); o != nil {
+	if sizedBySet((*corev1.Pod)(p)) {
 		if _, err := totalCount((*corev1.Pod)(p)); err != nil {
-			return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(o.sizeAnnotation), p.Annotations[o.sizeAnnotation], err.Error())}
+			key := lwsv1.SizeAnnotationKey
+			return field.ErrorList{field.Invalid(field.NewPath("metadata", "annotations").Key(key), p.Annotations[key], err.Error())}
 		}
 		return nil
 	}

@@ -52,6 +52,17 @@ func (j *Job) rendered(withOwn bool) ([]replicatedJob, error) {
 	if j.runtime == nil {
 		return nil, errNotLoaded
 	}
+	if !withOwn && j.pods != nil {
+		return j.pods, nil
+	}
+	jobs, err := j.render(withOwn)
+	if err == nil && !withOwn {
+		j.pods = jobs
+	}
+	return jobs, err
+}
+
+func (j *Job) render(withOwn bool) ([]replicatedJob, error) {
 	v := j.view()
 	spec := j.runtime.Template.Spec.DeepCopy()
 	if err := mergePatches(v, spec, withOwn); err != nil {

@@ -93,6 +93,10 @@ func addToScheme(s *runtime.Scheme) error {
 type Job struct {
 	obj     *unstructured.Unstructured
 	runtime *runtimeSpec
+	// pods are its replicated jobs without Muster's placement, rendered
+	// once: Muster writes only its own patch and suspend, which they do
+	// not read.
+	pods []replicatedJob
 }
 
 var (
@@ -143,7 +147,7 @@ func (j *Job) LoadRelated(ctx context.Context, r client.Reader) error {
 	if err != nil {
 		return fmt.Errorf("reading %s %s: %w", kind, key.Name, err)
 	}
-	j.runtime = spec
+	j.runtime, j.pods = spec, nil
 	return nil
 }
 
@@ -249,11 +253,13 @@ func (j *Job) TemplateLocked() bool { return j.IsActive() }
 
 // RuntimeTemplates are the loaded runtime's pod templates, in replicated
 // job order, before the TrainJob's changes: tests that treat every kind
-// alike edit them as they edit another kind's templates.
+// alike edit them as they edit another kind's templates, before they ask
+// for its pod sets.
 func (j *Job) RuntimeTemplates() []*corev1.PodTemplateSpec {
 	if j.runtime == nil {
 		return nil
 	}
+	j.pods = nil // edited: rendered again
 	out := make([]*corev1.PodTemplateSpec, 0, len(j.runtime.Template.Spec.ReplicatedJobs))
 	for i := range j.runtime.Template.Spec.ReplicatedJobs {
 		out = append(out, &j.runtime.Template.Spec.ReplicatedJobs[i].Template.Spec.Template)
