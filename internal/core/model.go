@@ -215,6 +215,46 @@ type ClusterQueue struct {
 	// AdmissionFairSharing orders the queue's pending workloads by their
 	// LocalQueue's usage first (lqfair.go).
 	AdmissionFairSharing bool
+	// Checks are the queue's admission checks: a reservation on a flavor a
+	// check applies to waits for it before its job runs.
+	Checks []CheckRule
+}
+
+// CheckRule is one admission check of a ClusterQueue and the flavors it
+// applies to (none: all).
+type CheckRule struct {
+	Name      string
+	OnFlavors []string
+}
+
+// AppliesTo reports whether the check applies to a flavor.
+func (r CheckRule) AppliesTo(flavor string) bool {
+	return len(r.OnFlavors) == 0 || slices.Contains(r.OnFlavors, flavor)
+}
+
+// ChecksFor names, in the queue's order, the checks that apply to an
+// admission: those that apply to one of the flavors it takes.
+func (cq *ClusterQueue) ChecksFor(adm *Admission) []string {
+	var out []string
+	for _, r := range cq.Checks {
+		if adm.TakesAny(r.AppliesTo) {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+// TakesAny reports whether the admission takes a flavor the predicate
+// accepts.
+func (a *Admission) TakesAny(accept func(flavor string) bool) bool {
+	for _, ps := range a.PodSets {
+		for _, f := range ps.Flavors {
+			if accept(f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Cohort is a node of the cohort tree: a parent, quota of its own, a weight.
@@ -297,6 +337,10 @@ type Workload struct {
 	// (Cache.SetPriorityClassMinRuntime) protects it from preemption; the
 	// larger of it and its queue's Preemption.MinRuntime applies.
 	PriorityClass string
+	// AwaitingPlacement: the workload holds quota, every admission check
+	// said Ready, and a Delayed pod set is still to be placed: the next
+	// cycle places it and admits the workload.
+	AwaitingPlacement bool
 	// MaxRuntime is the workload's declared runtime bound (its maximum
 	// execution time): it is deactivated when admitted longer, so it frees
 	// its quota by AdmittedAt+MaxRuntime. Zero: its queue's, if any.
@@ -319,6 +363,10 @@ type PodSetAssignment struct {
 	Usage Requests
 	// Placement is where the pods go, when a flavor has a topology.
 	Placement *Placement
+	// Delayed: the pod set's flavor gets its nodes from an admission check
+	// (a ProvisioningRequest), so it is placed only once the check is
+	// Ready and the nodes exist; until then Placement is nil.
+	Delayed bool
 }
 
 // Usage is the quota the admission holds, per flavor and resource.

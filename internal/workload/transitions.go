@@ -44,8 +44,8 @@ func ReplacePlacement(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission) 
 	return true
 }
 
-// Admit lets a workload that holds quota run. Muster has no admission
-// checks, so the scheduler admits in the same write as it reserves.
+// Admit lets a workload that holds quota run. Without admission checks the
+// scheduler admits in the same write as it reserves (ReserveForChecks).
 func Admit(wl *musterv1beta1.Workload, now time.Time) bool {
 	if !HasQuotaReservation(wl) {
 		return false
@@ -129,6 +129,7 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 		accumulateExecutionTime(wl, now)
 	}
 	wl.Status.Admission = nil
+	resetChecks(wl, now)
 	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) != nil {
 		set(wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not admitted", now)
 	}

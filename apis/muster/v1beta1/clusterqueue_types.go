@@ -11,6 +11,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="(has(self.cohort) && size(self.cohort) > 0) || !has(self.resourceGroups) || self.resourceGroups.all(g, g.flavors.all(f, f.resources.all(r, !has(r.lendingLimit))))",message="lendingLimit is only allowed in a cohort"
 // +kubebuilder:validation:XValidation:rule="!has(self.resourceGroups) || self.resourceGroups.all(g1, g1.flavors.all(f1, self.resourceGroups.filter(g2, g2.flavors.exists(f2, f2.name == f1.name)).size() == 1))",message="a flavor may appear in only one resource group"
 // +kubebuilder:validation:XValidation:rule="!has(self.resourceGroups) || self.resourceGroups.all(g1, g1.coveredResources.all(r, self.resourceGroups.filter(g2, r in g2.coveredResources).size() == 1))",message="a resource may be covered by only one resource group"
+// +kubebuilder:validation:XValidation:rule="!(has(self.admissionChecks) && size(self.admissionChecks) > 0 && has(self.admissionChecksStrategy))",message="either admissionChecks or admissionChecksStrategy can be set, not both"
 type ClusterQueueSpec struct {
 	// resourceGroups define the quota, per flavor, of the resources the
 	// queue's workloads may use. A workload requesting a resource no group
@@ -82,6 +83,20 @@ type ClusterQueueSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=1
 	MaximumExecutionTimeSeconds *int32 `json:"maximumExecutionTimeSeconds,omitempty"`
+
+	// admissionChecks are the checks every workload of the queue must
+	// pass, after it reserves quota, before it is admitted (and its job
+	// runs). A check that does not exist or is not Active makes the queue
+	// inactive.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	AdmissionChecks []AdmissionCheckReference `json:"admissionChecks,omitempty"`
+
+	// admissionChecksStrategy is admissionChecks with the flavors each
+	// check applies to; set one or the other.
+	// +optional
+	AdmissionChecksStrategy *AdmissionChecksStrategy `json:"admissionChecksStrategy,omitempty"`
 }
 
 // AdmissionScope says how the queue orders its LocalQueues' workloads.

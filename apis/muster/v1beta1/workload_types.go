@@ -194,6 +194,17 @@ type WorkloadStatus struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	AccumulatedPastExecutionTimeSeconds *int32 `json:"accumulatedPastExecutionTimeSeconds,omitempty"`
+
+	// admissionChecks are the workload's states for the checks of its
+	// ClusterQueue that apply to the flavors it reserved: it is admitted
+	// once all are Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +patchStrategy=merge
+	// +patchMergeKey=name
+	// +kubebuilder:validation:MaxItems=16
+	AdmissionChecks []AdmissionCheckState `json:"admissionChecks,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
 }
 
 // Admission is the quota reserved for a workload.
@@ -235,7 +246,25 @@ type PodSetAssignment struct {
 	// nodes, so a 1,000-pod set on 1,000 nodes stays a few kilobytes.
 	// +optional
 	TopologyAssignment *TopologyAssignment `json:"topologyAssignment,omitempty"`
+
+	// delayedTopologyRequest is Pending while the pod set's placement
+	// waits for nodes an admission check provisions (Kueue's field): its
+	// quota is reserved, and it is placed once the check is Ready and the
+	// nodes exist; Ready once placed.
+	// +optional
+	DelayedTopologyRequest *DelayedTopologyRequestState `json:"delayedTopologyRequest,omitempty"`
 }
+
+// DelayedTopologyRequestState is whether a delayed placement was made.
+// +kubebuilder:validation:Enum=Pending;Ready
+type DelayedTopologyRequestState string
+
+const (
+	// DelayedTopologyRequestPending: the pod set is not placed yet.
+	DelayedTopologyRequestPending DelayedTopologyRequestState = "Pending"
+	// DelayedTopologyRequestReady: the pod set was placed.
+	DelayedTopologyRequestReady DelayedTopologyRequestState = "Ready"
+)
 
 // TopologyAssignment is the placement of a pod set's pods.
 type TopologyAssignment struct {
@@ -371,6 +400,13 @@ const (
 	// ReasonMaximumExecutionTimeExceeded deactivates a workload that held
 	// quota longer than its maximum execution time.
 	ReasonMaximumExecutionTimeExceeded = "MaximumExecutionTimeExceeded"
+	// ReasonAdmissionCheck evicts a workload one of whose admission checks
+	// asked for a retry: its quota is released and it is queued again
+	// after a backoff (Kueue's reason).
+	ReasonAdmissionCheck = "AdmissionCheck"
+	// ReasonAdmissionCheckRejected deactivates a workload one of whose
+	// admission checks rejected it.
+	ReasonAdmissionCheckRejected = "AdmissionCheckRejected"
 
 	// Preempted reasons: who took the victim's quota.
 	// ReasonInClusterQueue: a higher-priority (or older) workload of its
@@ -407,6 +443,15 @@ const (
 	ReasonStopped              = "Stopped"
 	ReasonTerminating          = "Terminating"
 	ReasonClusterQueueInactive = "ClusterQueueInactive"
+	// ReasonAdmissionCheckNotFound: the queue names an AdmissionCheck that
+	// does not exist; ReasonAdmissionCheckInactive: one that its controller
+	// does not answer (not Active).
+	ReasonAdmissionCheckNotFound = "AdmissionCheckNotFound"
+	ReasonAdmissionCheckInactive = "AdmissionCheckInactive"
+
+	// Admitted reasons while quota is reserved and admission checks are
+	// not all Ready yet.
+	ReasonUnsatisfiedChecks = "UnsatisfiedChecks"
 	// ReasonCohortCycle: the queue's cohort is in a cycle of parents, so its
 	// quota tree is undefined and it admits nothing.
 	ReasonCohortCycle = "CohortCycle"
@@ -422,6 +467,7 @@ const (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=".spec.priority",priority=1
 // +kubebuilder:printcolumn:name="Domain",type=string,JSONPath=".status.admission.podSetAssignments[0].topologyAssignment.domains[0].values",description="The first domain the first pod set is placed in",priority=1
+// +kubebuilder:printcolumn:name="Checks",type=string,JSONPath=".status.admissionChecks[*].state",description="The states of the workload's admission checks",priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type==\"QuotaReserved\")].message",priority=1
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.queueName == oldSelf.spec.queueName",message="queueName cannot change while the workload holds quota"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.podSets == oldSelf.spec.podSets",message="podSets cannot change while the workload holds quota"

@@ -41,6 +41,11 @@ type Cache struct {
 	// gangMissing names the gang schedulers whose API is not served, with
 	// what is missing.
 	gangMissing map[string]string
+	// checks are the AdmissionChecks, by name.
+	checks map[string]Check
+	// unplaced are the workloads holding quota whose checks are Ready and
+	// whose delayed pod sets wait to be placed.
+	unplaced map[string]bool
 }
 
 type cachedWorkload struct {
@@ -66,6 +71,8 @@ func NewCache() *Cache {
 		lqWeight:        map[string]int64{},
 
 		gangMissing: map[string]string{},
+		checks:      map[string]Check{},
+		unplaced:    map[string]bool{},
 	}
 }
 

@@ -83,6 +83,11 @@ func (c *Cache) quotaSnapshot(queues map[string]*core.ClusterQueue) *Snapshot {
 	for name, q := range s.Queues {
 		q.AddUsage(c.usage[name])
 	}
+	s.DelayingChecks = c.delayingChecks()
+	s.Unplaced = slices.Sorted(maps.Keys(c.unplaced))
+	for _, key := range s.Unplaced {
+		c.snapshotWorkload(s, key)
+	}
 	c.decayNodes(s)
 	return s
 }
@@ -101,13 +106,18 @@ func (c *Cache) snapshotCapacity(s *Snapshot) {
 	s.NodeFits = map[string]*topology.NodeMask{}
 	s.Broken = c.brokenPlacements()
 	for key := range s.Broken {
-		if cw, ok := c.workloads[key]; ok {
-			if q := s.Queues[cw.wl.Admission.ClusterQueue]; q != nil && q.Workloads[key] == nil {
-				q.Workloads[key] = cw.wl
-			}
-		}
+		c.snapshotWorkload(s, key)
 	}
 	c.snapshotFootprints(s)
+}
+
+// snapshotWorkload puts an admitted workload in its queue's snapshot.
+func (c *Cache) snapshotWorkload(s *Snapshot, key string) {
+	if cw, ok := c.workloads[key]; ok {
+		if q := s.Queues[cw.wl.Admission.ClusterQueue]; q != nil && q.Workloads[key] == nil {
+			q.Workloads[key] = cw.wl
+		}
+	}
 }
 
 // snapshotFootprints records, for the admitted workloads the snapshot

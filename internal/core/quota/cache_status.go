@@ -100,6 +100,10 @@ const (
 	// GangMissing: the API of its gang scheduler is not served, so the
 	// jobs it admitted could not be handed over.
 	GangMissing
+	// CheckMissing: an admission check it names does not exist;
+	// CheckInactive: one is not Active (its controller does not answer).
+	CheckMissing
+	CheckInactive
 )
 
 // inactiveReason says why a queue admits nothing, from its own state (its
@@ -113,6 +117,9 @@ func (c *Cache) inactiveReason(cq *core.ClusterQueue) (Inactivity, string) {
 	}
 	if detail, missing := c.gangMissing[cq.Gang]; missing && cq.Gang != "" {
 		return GangMissing, detail
+	}
+	if why, detail := c.checksInactive(cq); why != Active {
+		return why, detail
 	}
 	if cq.Stop != core.Running {
 		return Stopped, "ClusterQueue is stopped"

@@ -113,6 +113,9 @@ func (c *Cache) add(wl *core.Workload, assumed bool) {
 	c.byQueue[cq][wl.Key] = cw
 	c.countLocalQueue(wl, u, 1)
 	c.place(wl)
+	if wl.AwaitingPlacement {
+		c.unplaced[wl.Key] = true
+	}
 }
 
 func (c *Cache) remove(key string) {
@@ -121,6 +124,7 @@ func (c *Cache) remove(key string) {
 		return
 	}
 	c.unplace(cw.wl)
+	delete(c.unplaced, key)
 	delete(c.workloads, key)
 	cq := cw.wl.Admission.ClusterQueue
 	c.usage[cq].Sub(cw.usage)

@@ -41,6 +41,13 @@ type Snapshot struct {
 	// that failed (gone, not Ready, tainted NoExecute); whether a NotReady
 	// one counts yet is the scheduler's node failure grace.
 	Broken map[string][]string
+	// DelayingChecks are the admission checks that provision the nodes of
+	// their flavors: pod sets on those flavors are placed only once the
+	// check is Ready (Unplaced).
+	DelayingChecks map[string]bool
+	// Unplaced are the workloads holding quota whose checks are all Ready
+	// and whose delayed pod sets are to be placed, in key order.
+	Unplaced []string
 	// Footprints is what each admitted workload held one by one takes in
 	// each topology (see snapshotFootprints).
 	Footprints map[string]map[string][]*topology.Assignment
@@ -61,6 +68,17 @@ type QueueSnapshot struct {
 
 // Usage is the queue's usage per flavor-resource.
 func (q *QueueSnapshot) Usage() core.Usage { return q.Tree.Usage }
+
+// PlacementDelayed reports whether the queue's pod sets on a flavor wait
+// for nodes an admission check provisions.
+func (s *Snapshot) PlacementDelayed(q *QueueSnapshot, flavor string) bool {
+	for _, r := range q.Checks {
+		if s.DelayingChecks[r.Name] && r.AppliesTo(flavor) {
+			return true
+		}
+	}
+	return false
+}
 
 // Queue returns a ClusterQueue of the snapshot, or nil.
 func (s *Snapshot) Queue(name string) *QueueSnapshot { return s.Queues[name] }

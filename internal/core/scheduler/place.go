@@ -28,8 +28,22 @@ type placeFailure struct {
 // sharing a group name are placed together. Nothing is taken from the
 // snapshot: commitPlacements does that when the workload is admitted.
 // A pod set asking for a topology on a flavor without one fails.
+//
+// A pod set on a flavor whose nodes an admission check of the queue
+// provisions is not placed now (there may be no such nodes yet): it is
+// marked Delayed, and placeDelayed places it once the check is Ready.
 func placeAdmission(s *Snapshot, wl *core.Workload, adm *core.Admission) *placeFailure {
-	units, fail := placementUnits(s, wl, adm)
+	q := s.Queue(adm.ClusterQueue)
+	return placeSome(s, wl, adm, func(i int, f *core.Flavor) bool {
+		adm.PodSets[i].Delayed = q != nil && s.PlacementDelayed(q, f.Name)
+		return !adm.PodSets[i].Delayed
+	})
+}
+
+// placeSome places the pod sets of adm that include accepts, given their
+// topology flavor.
+func placeSome(s *Snapshot, wl *core.Workload, adm *core.Admission, include func(i int, f *core.Flavor) bool) *placeFailure {
+	units, fail := placementUnits(s, wl, adm, include)
 	if fail != nil {
 		return fail
 	}
@@ -97,7 +111,7 @@ func describe(err error) string {
 
 // placementUnits sorts the admission's pod sets into placement units, in
 // pod set order.
-func placementUnits(s *Snapshot, wl *core.Workload, adm *core.Admission) ([]*placementUnit, *placeFailure) {
+func placementUnits(s *Snapshot, wl *core.Workload, adm *core.Admission, include func(int, *core.Flavor) bool) ([]*placementUnit, *placeFailure) {
 	var units []*placementUnit
 	groups := map[string]*placementUnit{}
 	for i := range adm.PodSets {
@@ -107,6 +121,9 @@ func placementUnits(s *Snapshot, wl *core.Workload, adm *core.Admission) ([]*pla
 			if ps.Topology != nil {
 				return nil, noTopologyFlavor(psa, ps)
 			}
+			continue
+		}
+		if !include(i, f) {
 			continue
 		}
 		if s.Topologies[f.Topology] == nil {

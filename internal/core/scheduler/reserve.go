@@ -180,7 +180,10 @@ func (r *reservation) release(s *Snapshot, q *quota.QueueSnapshot) {
 // fit (topology.Snapshot.Hold), so that smaller jobs placed meanwhile go
 // elsewhere: quota alone would let them fill the very rack it waits for.
 func holdDomains(s *Snapshot, wl *core.Workload, adm *core.Admission) []*core.Placement {
-	units, fail := placementUnits(s, wl, adm)
+	q := s.Queue(adm.ClusterQueue)
+	units, fail := placementUnits(s, wl, adm, func(_ int, f *core.Flavor) bool {
+		return q == nil || !s.PlacementDelayed(q, f.Name)
+	})
 	if fail != nil {
 		return nil
 	}

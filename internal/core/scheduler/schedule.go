@@ -40,6 +40,9 @@ type Decision struct {
 	// starts starving (park it with Queues.ParkUntil).
 	NeedsPreemption bool
 	RetryAfter      time.Duration
+	// Placing marks the placement of a workload whose admission checks
+	// provisioned its nodes (see placeDelayed).
+	Placing bool
 }
 
 // Eviction says why the core evicts an admitted workload. The controllers
@@ -87,7 +90,8 @@ func (d *Decision) AdmitsPending() bool { return d.Kind() == Admit }
 // Under StrictFIFO a queue stops at the first workload that does not fit.
 // Admitted workloads of draining queues are evicted.
 func Schedule(s *Snapshot, heads map[string][]*core.Workload) []Decision {
-	decisions := append(repair(s), drain(s)...)
+	decisions := append(repair(s), placeDelayed(s)...)
+	decisions = append(decisions, drain(s)...)
 	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, holding: map[string]*core.Workload{},
 		reclaiming: map[*quota.TreeNode]core.Usage{}, reserving: map[string]*reservation{}}
 	if s.cfg.FairSharing {

@@ -19,6 +19,11 @@ const (
 	// Preempt: evict Victims so that the pending workload fits; it stays
 	// pending until they have gone.
 	Preempt
+	// Place: a workload holding quota whose admission checks are Ready
+	// gets the placement of its Delayed pod sets (Admission) and is
+	// admitted; with Admission nil its nodes are not there yet
+	// (EvictDetail says what is missing) and it waits, holding its quota.
+	Place
 )
 
 // Kind is what the decision asks for. The fields that go with each kind
@@ -26,6 +31,8 @@ const (
 // are read.
 func (d *Decision) Kind() DecisionKind {
 	switch {
+	case d.Placing:
+		return Place
 	case d.Evict != NoEviction:
 		return Evict
 	case d.Admission != nil && d.Workload.Admission != nil:
