@@ -93,7 +93,7 @@ soak: envtest-assets ## Randomized soak (not in CI): SOAK_JOBS jobs, manager res
 	go test -tags soak -count=1 -timeout 60m -v -run TestSoak ./test/soak/
 
 .PHONY: envtest-assets
-envtest-assets: job-crds gang-crds cert-manager-crds prometheus-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
+envtest-assets: job-crds gang-crds cert-manager-crds prometheus-crds provisioning-crds ## Build etcd, kube-apiserver and kubectl from Go modules into bin/k8s (cached).
 	@hack/build-tools.sh $(K8S_BIN) etcd kube-apiserver kubectl helm
 
 # The CRDs of the registered job kinds (each adapter's Kind.CRD), taken by
@@ -151,6 +151,16 @@ prometheus-crds: ## Copy the Prometheus Operator's ServiceMonitor and Prometheus
 		test -n "$$dir" || { echo "prometheus-operator $(PROMETHEUS_OPERATOR_VERSION) not downloaded"; exit 1; }; \
 		install -m 0644 "$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml \
 			"$$dir"/example/prometheus-operator-crd/monitoring.coreos.com_prometheusrules.yaml $(JOB_CRDS)/prometheus/
+
+# The cluster autoscaler's ProvisioningRequest CRD (autoscaling.x-k8s.io/v1),
+# which the ProvisioningRequest admission check creates, from the module
+# go.mod pins for its types.
+.PHONY: provisioning-crds
+provisioning-crds: ## Copy the ProvisioningRequest CRD from k8s.io/autoscaler/cluster-autoscaler/apis into bin/crds/provisioningrequest.
+	@mkdir -p $(JOB_CRDS)/provisioningrequest
+	@dir=$$(go mod download -json k8s.io/autoscaler/cluster-autoscaler/apis | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+		test -n "$$dir" || { echo "k8s.io/autoscaler/cluster-autoscaler/apis not downloaded"; exit 1; }; \
+		install -m 0644 "$$dir"/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml $(JOB_CRDS)/provisioningrequest/
 
 ##@ Benchmarks
 

@@ -159,6 +159,8 @@ func (s *Scheduler) apply(ctx context.Context, d *scheduler.Decision, seq uint64
 		s.evict(ctx, d.Workload, nil, scheduling.EvictionReason(d.Evict), "", d.Message())
 	case scheduler.Repair:
 		s.replaceNodes(ctx, *d)
+	case scheduler.Place:
+		s.placeChecked(ctx, *d)
 	case scheduler.Admit:
 		s.admitDecided(ctx, d)
 	case scheduler.Preempt:
@@ -325,12 +327,21 @@ func (s *Scheduler) writeAdmission(ctx context.Context, assumed *core.Workload) 
 	}
 	now := s.clock.Now()
 	cq := assumed.Admission.ClusterQueue
+	checks := s.state.Cache.ChecksFor(assumed.Admission)
 	if _, err := wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
-		return workload.Reserve(wl, scheduling.FromAdmission(assumed.Admission), now) && workload.Admit(wl, now)
+		return workload.ReserveForChecks(wl, scheduling.FromAdmission(assumed.Admission), checks, now)
 	}); err != nil {
 		return err
 	}
 	wait := now.Sub(metrics.QueuedAt(&wl))
+	if len(checks) > 0 {
+		metrics.ReportQuotaReserved(metrics.WorkloadOf(&wl), wait)
+		msg := fmt.Sprintf("Quota reserved in ClusterQueue %s (%s), wait time since queued was %s; waiting for admission checks %s",
+			cq, flavorsOf(assumed.Admission), wait.Round(time.Second), strings.Join(checks, ", "))
+		s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonQuotaReserved, "Reserve", "%s", msg)
+		s.state.Record(scheduling.RecentEvent{Time: now, Kind: musterv1beta1.ReasonQuotaReserved, Workload: wl.Namespace + "/" + wl.Name, ClusterQueue: cq, Message: msg})
+		return nil
+	}
 	metrics.ReportAdmission(metrics.WorkloadOf(&wl), wait)
 	// One event for the one write: an admission is its quota reservation
 	// (Kueue writes a QuotaReserved and an Admitted event, a third of its
@@ -403,4 +414,44 @@ func (s *Scheduler) replaceNodes(ctx context.Context, d scheduler.Decision) {
 
 func nameOf(wl *core.Workload) types.NamespacedName {
 	return types.NamespacedName{Namespace: wl.Namespace, Name: wl.Name}
+}
+
+// placeChecked writes the placement of a workload whose admission checks
+// provisioned its nodes, and admits it, in one write. The cache takes the
+// placement at once. A workload whose nodes are not there yet keeps its
+// quota; the cycle that sees them places it.
+func (s *Scheduler) placeChecked(ctx context.Context, d scheduler.Decision) {
+	logger := log.FromContext(ctx).WithValues("workload", klog.KRef(d.Workload.Namespace, d.Workload.Name))
+	if d.Admission == nil {
+		logger.V(2).Info("Provisioned nodes not ready for the placement yet", "detail", d.EvictDetail)
+		return
+	}
+	w := *d.Workload
+	w.Admission, w.AwaitingPlacement = d.Admission, false
+	s.state.Cache.AddOrUpdateWorkload(&w)
+	var wl musterv1beta1.Workload
+	err := s.client.Get(ctx, nameOf(&w), &wl)
+	now := s.clock.Now()
+	if err == nil {
+		s.reasons.schedulerWrote()
+		_, err = wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
+			return workload.PlaceDelayed(wl, scheduling.FromAdmission(d.Admission)) && workload.AdmitChecked(wl, now)
+		})
+	}
+	if err != nil {
+		logger.V(2).Info("Delayed placement write failed; retried next cycle", "error", err.Error())
+		s.reapply(ctx, &w)
+		s.wake.after(ctx, preemptionRetry)
+		return
+	}
+	reportChecked(&wl, now)
+	msg := fmt.Sprintf("Placed on the provisioned nodes and admitted (%s)", flavorsOf(d.Admission))
+	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit", "%s", msg)
+	logger.Info("Placed a provisioned workload and admitted it")
+}
+
+// reportChecked reports the admission of a workload whose checks passed.
+func reportChecked(wl *musterv1beta1.Workload, now time.Time) {
+	reserved := workload.ReservedAt(wl)
+	metrics.ReportAdmitted(metrics.WorkloadOf(wl), now.Sub(metrics.QueuedAt(wl)), now.Sub(reserved))
 }

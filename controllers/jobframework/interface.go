@@ -130,6 +130,16 @@ type PodSetInfo struct {
 	// Gang, set when a gang scheduler binds the pods, is what points them
 	// at their pod group.
 	Gang *GangInfo
+	// Labels and Annotations are what admission checks add to the pods
+	// (podSetUpdates); on restore, the original values of the keys they
+	// set, and Drop the keys they added.
+	Labels, Annotations map[string]string
+	Drop                *MetaKeys
+}
+
+// MetaKeys names pod template labels and annotations.
+type MetaKeys struct {
+	Labels, Annotations []string
 }
 
 // TopologyInfo is what the pods of a placed pod set carry.
@@ -159,6 +169,12 @@ func (i *PodSetInfo) Merge(t *corev1.PodTemplateSpec) error {
 			spec.Tolerations = append(spec.Tolerations, t)
 		}
 	}
+	if err := mergeMeta(&t.Labels, i.Labels, "label"); err != nil {
+		return err
+	}
+	if err := mergeMeta(&t.Annotations, i.Annotations, "annotation"); err != nil {
+		return err
+	}
 	if i.Topology != nil {
 		markTopology(t, i.Name, i.Topology)
 	}
@@ -177,8 +193,60 @@ func (i *PodSetInfo) Restore(t *corev1.PodTemplateSpec) bool {
 	changed := !maps.Equal(spec.NodeSelector, i.NodeSelector) || !equalTolerations(spec.Tolerations, i.Tolerations)
 	spec.NodeSelector = maps.Clone(i.NodeSelector)
 	spec.Tolerations = append([]corev1.Toleration(nil), i.Tolerations...)
+	changed = restoreMeta(&t.Labels, i.Labels, i.Drop.labels()) || changed
+	changed = restoreMeta(&t.Annotations, i.Annotations, i.Drop.annotations()) || changed
 	changed = unmarkGang(t) || changed
 	return unmarkTopology(t) || changed
+}
+
+func (k *MetaKeys) labels() []string {
+	if k == nil {
+		return nil
+	}
+	return k.Labels
+}
+
+func (k *MetaKeys) annotations() []string {
+	if k == nil {
+		return nil
+	}
+	return k.Annotations
+}
+
+// mergeMeta adds labels or annotations; a key the template has with
+// another value is a conflict, as for node selectors.
+func mergeMeta(dst *map[string]string, add map[string]string, what string) error {
+	for k, v := range add {
+		if old, ok := (*dst)[k]; ok && old != v {
+			return &conflictError{what: what, key: k, have: old, want: v}
+		}
+	}
+	if len(add) > 0 && *dst == nil {
+		*dst = map[string]string{}
+	}
+	maps.Copy(*dst, add)
+	return nil
+}
+
+// restoreMeta sets keys back to their original values and drops the keys
+// that were added, reporting whether anything changed.
+func restoreMeta(dst *map[string]string, orig map[string]string, drop []string) bool {
+	changed := false
+	for k, v := range orig {
+		if old, ok := (*dst)[k]; !ok || old != v {
+			if *dst == nil {
+				*dst = map[string]string{}
+			}
+			(*dst)[k], changed = v, true
+		}
+	}
+	for _, k := range drop {
+		if _, ok := (*dst)[k]; ok {
+			delete(*dst, k)
+			changed = true
+		}
+	}
+	return changed
 }
 
 func markTopology(t *corev1.PodTemplateSpec, podSet string, ti *TopologyInfo) {
@@ -212,7 +280,7 @@ func isTopologyGate(g corev1.PodSchedulingGate) bool {
 	return g.Name == musterv1beta1.TopologySchedulingGate
 }
 
-type conflictError struct{ key, have, want string }
+type conflictError struct{ what, key, have, want string }
 
 // IsPlacementConflict reports whether err is a node selector of the job that
 // contradicts its flavor's: a permanent failure to start.
@@ -222,6 +290,9 @@ func IsPlacementConflict(err error) bool {
 }
 
 func (e *conflictError) Error() string {
+	if e.what != "" {
+		return e.what + " " + e.key + "=" + e.have + " conflicts with the admission check's " + e.key + "=" + e.want
+	}
 	return "node selector " + e.key + "=" + e.have + " conflicts with the flavor's " + e.key + "=" + e.want
 }
 

@@ -49,6 +49,9 @@ func AdmittedPlacement(ctx context.Context, c client.Reader, wl *musterv1beta1.W
 		if err := topologyInfo(ctx, c, wl, psa, pin, &info); err != nil {
 			return nil, err
 		}
+		if err := addCheckUpdates(wl, &info); err != nil {
+			return nil, err
+		}
 		infos = append(infos, info)
 	}
 	return infos, nil
@@ -100,19 +103,89 @@ func HostnameOf(ctx context.Context, c client.Reader, node string) (string, erro
 	return node, nil
 }
 
+// addCheckUpdates adds to a pod set's placement what the workload's Ready
+// admission checks add to its pods (their podSetUpdates). A node selector
+// key the flavor sets to another value is a conflict.
+func addCheckUpdates(wl *musterv1beta1.Workload, info *PodSetInfo) error {
+	for _, u := range checkUpdates(wl, info.Name) {
+		for k, v := range u.NodeSelector {
+			if old, ok := info.NodeSelector[k]; ok && old != v {
+				return &conflictError{key: k, have: v, want: old}
+			}
+			info.NodeSelector[k] = v
+		}
+		for _, t := range u.Tolerations {
+			if !containsToleration(info.Tolerations, t) {
+				info.Tolerations = append(info.Tolerations, t)
+			}
+		}
+		info.Labels = withAll(info.Labels, u.Labels)
+		info.Annotations = withAll(info.Annotations, u.Annotations)
+	}
+	return nil
+}
+
+// checkUpdates are the podSetUpdates of the workload's Ready checks for a
+// pod set.
+func checkUpdates(wl *musterv1beta1.Workload, podSet string) []musterv1beta1.PodSetUpdate {
+	var out []musterv1beta1.PodSetUpdate
+	for _, c := range wl.Status.AdmissionChecks {
+		if c.State != musterv1beta1.CheckStateReady {
+			continue
+		}
+		for _, u := range c.PodSetUpdates {
+			if u.Name == podSet {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+func withAll(dst, add map[string]string) map[string]string {
+	if len(add) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = map[string]string{}
+	}
+	maps.Copy(dst, add)
+	return dst
+}
+
 // originalPodSetInfos is the placement the job had before admission, as
-// recorded in its Workload's pod templates.
+// recorded in its Workload's pod templates: the labels and annotations
+// admission checks set are given back their values, or dropped.
 func originalPodSetInfos(wl *musterv1beta1.Workload) []PodSetInfo {
 	infos := make([]PodSetInfo, 0, len(wl.Spec.PodSets))
 	for _, ps := range wl.Spec.PodSets {
-		infos = append(infos, PodSetInfo{
+		info := PodSetInfo{
 			Name:         ps.Name,
 			Count:        ps.Count,
 			NodeSelector: ps.Template.Spec.NodeSelector,
 			Tolerations:  ps.Template.Spec.Tolerations,
-		})
+			Drop:         &MetaKeys{},
+		}
+		for _, u := range checkUpdates(wl, ps.Name) {
+			info.Labels, info.Drop.Labels = originalMeta(ps.Template.Labels, u.Labels, info.Labels, info.Drop.Labels)
+			info.Annotations, info.Drop.Annotations = originalMeta(ps.Template.Annotations, u.Annotations, info.Annotations, info.Drop.Annotations)
+		}
+		infos = append(infos, info)
 	}
 	return infos
+}
+
+// originalMeta sorts the keys a check set into those the template had (kept
+// with their values) and those it added (dropped).
+func originalMeta(template, set, keep map[string]string, drop []string) (map[string]string, []string) {
+	for k := range set {
+		if v, ok := template[k]; ok {
+			keep = withAll(keep, map[string]string{k: v})
+		} else {
+			drop = append(drop, k)
+		}
+	}
+	return keep, drop
 }
 
 func sortedFlavorNames(m map[corev1.ResourceName]musterv1beta1.ResourceFlavorReference) []musterv1beta1.ResourceFlavorReference {

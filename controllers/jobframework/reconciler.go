@@ -447,7 +447,9 @@ func (r *Reconciler[T]) stop(ctx context.Context, job GenericJob, wl *musterv1be
 	if wrote, err := r.suspendAndRestore(ctx, job, wl); wrote || err != nil {
 		return err
 	}
-	if workload.HasQuotaReservation(wl) && !job.IsActive() {
+	// A reservation waiting for its admission checks is kept: its job
+	// starts once they pass.
+	if workload.IsEvicting(wl) && !job.IsActive() {
 		return r.requeue(ctx, wl)
 	}
 	return nil

@@ -117,17 +117,25 @@ func (r *Reconciler[T]) enforceMaxExecutionTime(ctx context.Context, wl *musterv
 	return 0, true, nil
 }
 
-// finishDeactivation completes a deactivation past the maximum execution
-// time whose second write (spec.active=false) failed: the status says
-// evicted for it while the quota is still held, but the workload is
-// active. It reports whether it wrote.
+// finishDeactivation completes a deactivation whose second write
+// (spec.active=false) failed or is someone else's to make: the status says
+// evicted past the maximum execution time, or rejected by an admission
+// check, while the quota is still held, but the workload is active. It
+// runs before the job is stopped and the quota released, so the workload
+// is never queued again on its own. It reports whether it wrote.
 func (r *Reconciler[T]) finishDeactivation(ctx context.Context, wl *musterv1beta1.Workload) (bool, error) {
 	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
-	if !workload.IsEvicting(wl) || !workload.IsActive(wl) || c == nil || c.Reason != musterv1beta1.ReasonMaximumExecutionTimeExceeded {
+	if !workload.IsEvicting(wl) || !workload.IsActive(wl) || c == nil || !deactivating(c.Reason) {
 		return false, nil
 	}
 	wl.Spec.Active = ptr.To(false)
 	return true, r.client.Update(ctx, wl)
+}
+
+// deactivating reports whether an eviction's reason deactivates the
+// workload: it must not be queued again on its own.
+func deactivating(reason string) bool {
+	return reason == musterv1beta1.ReasonMaximumExecutionTimeExceeded || reason == musterv1beta1.ReasonAdmissionCheckRejected
 }
 
 // maxExecutionTimeOf is the workload's own maximum execution time, else

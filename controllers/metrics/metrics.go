@@ -254,17 +254,30 @@ func QueuedAt(wl *musterv1beta1.Workload) time.Time {
 // ReportAdmission counts an admission (quota reserved and admitted in one
 // write) of a workload queued for waited.
 func ReportAdmission(w Workload, waited time.Duration) {
+	ReportQuotaReserved(w, waited)
+	ReportAdmitted(w, waited, 0)
+}
+
+// ReportQuotaReserved counts a workload's quota reservation, waited after
+// it was queued.
+func ReportQuotaReserved(w Workload, waited time.Duration) {
 	seconds := waited.Seconds()
 	QuotaReservedWorkloadsTotal.WithLabelValues(w.ClusterQueue, w.PriorityClass).Inc()
-	AdmittedWorkloadsTotal.WithLabelValues(w.ClusterQueue, w.PriorityClass).Inc()
 	QuotaReservedWaitTime.WithLabelValues(w.ClusterQueue, w.PriorityClass).Observe(seconds)
-	AdmissionWaitTime.WithLabelValues(w.ClusterQueue, w.PriorityClass).Observe(seconds)
-	AdmissionChecksWaitTime.WithLabelValues(w.ClusterQueue, w.PriorityClass).Observe(0)
 	LocalQueueQuotaReservedWorkloadsTotal.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Inc()
-	LocalQueueAdmittedWorkloadsTotal.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Inc()
 	LocalQueueQuotaReservedWaitTime.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Observe(seconds)
-	LocalQueueAdmissionWaitTime.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Observe(seconds)
-	LocalQueueAdmissionChecksWaitTime.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Observe(0)
+}
+
+// ReportAdmitted counts a workload's admission, waited after it was
+// queued, of which checksWait after its quota was reserved (its admission
+// checks).
+func ReportAdmitted(w Workload, waited, checksWait time.Duration) {
+	AdmittedWorkloadsTotal.WithLabelValues(w.ClusterQueue, w.PriorityClass).Inc()
+	AdmissionWaitTime.WithLabelValues(w.ClusterQueue, w.PriorityClass).Observe(waited.Seconds())
+	AdmissionChecksWaitTime.WithLabelValues(w.ClusterQueue, w.PriorityClass).Observe(checksWait.Seconds())
+	LocalQueueAdmittedWorkloadsTotal.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Inc()
+	LocalQueueAdmissionWaitTime.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Observe(waited.Seconds())
+	LocalQueueAdmissionChecksWaitTime.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Observe(checksWait.Seconds())
 }
 
 // ReportReady observes the ready wait times of an admitted workload whose

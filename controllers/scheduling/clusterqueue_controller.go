@@ -162,6 +162,10 @@ func activeCondition(cq *musterv1beta1.ClusterQueue, st quota.QueueStatus) metav
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonTopologyNotFound, st.Inactive
 	case st.InactiveBecause == quota.GangMissing:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonGangSchedulerNotFound, st.Inactive
+	case st.InactiveBecause == quota.CheckMissing:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonAdmissionCheckNotFound, st.Inactive
+	case st.InactiveBecause == quota.CheckInactive:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonAdmissionCheckInactive, st.Inactive
 	case st.InactiveBecause == quota.CohortCycle:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, musterv1beta1.ReasonCohortCycle, "ClusterQueue is inactive: "+st.Inactive
 	case st.InactiveBecause != quota.Active:

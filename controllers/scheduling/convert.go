@@ -93,10 +93,29 @@ func toClusterQueue(cq *musterv1beta1.ClusterQueue) *core.ClusterQueue {
 	if a := cq.Spec.AdmissionScope; a != nil {
 		out.AdmissionFairSharing = a.AdmissionMode == musterv1beta1.UsageBasedAdmissionFairSharing
 	}
+	out.Checks = toCheckRules(&cq.Spec)
 	out.Stop = toStop(cq.Spec.StopPolicy)
 	// A ClusterQueue being deleted admits nothing new.
 	if !cq.DeletionTimestamp.IsZero() && out.Stop == core.Running {
 		out.Stop = core.Hold
+	}
+	return out
+}
+
+// toCheckRules lists a queue's admission checks, from either field.
+func toCheckRules(spec *musterv1beta1.ClusterQueueSpec) []core.CheckRule {
+	var out []core.CheckRule
+	for _, name := range spec.AdmissionChecks {
+		out = append(out, core.CheckRule{Name: string(name)})
+	}
+	if st := spec.AdmissionChecksStrategy; st != nil {
+		for _, r := range st.AdmissionChecks {
+			rule := core.CheckRule{Name: string(r.Name)}
+			for _, f := range r.OnFlavors {
+				rule.OnFlavors = append(rule.OnFlavors, string(f))
+			}
+			out = append(out, rule)
+		}
 	}
 	return out
 }
@@ -236,6 +255,7 @@ func toWorkloadWith(wl *musterv1beta1.Workload, namespaceLabels map[string]strin
 		out.Evicting = workload.IsEvicting(wl)
 		out.AdmittedAt = workload.ReservedAt(wl)
 		out.PodsReady = workload.IsPodsReady(wl)
+		out.AwaitingPlacement = workload.PlacementDelayed(wl) && workload.ChecksReady(wl) && !out.Evicting
 	}
 	return out
 }
@@ -283,6 +303,7 @@ func toAdmission(adm *musterv1beta1.Admission, podSets []core.PodSet, topologyOf
 		if ta := psa.TopologyAssignment; ta != nil && i < len(podSets) {
 			a.Placement = toPlacement(ta, placementTopology(a.Flavors, topologyOf), podSets[i].Requests)
 		}
+		a.Delayed = psa.DelayedTopologyRequest != nil && *psa.DelayedTopologyRequest == musterv1beta1.DelayedTopologyRequestPending
 		out.PodSets = append(out.PodSets, a)
 	}
 	return out
@@ -297,6 +318,9 @@ func FromAdmission(adm *core.Admission) *musterv1beta1.Admission {
 			ResourceUsage:      corev1.ResourceList{},
 			Count:              &psa.Count,
 			TopologyAssignment: fromPlacement(psa.Placement),
+		}
+		if psa.Delayed {
+			a.DelayedTopologyRequest = ptr.To(musterv1beta1.DelayedTopologyRequestPending)
 		}
 		for res, f := range psa.Flavors {
 			a.Flavors[corev1.ResourceName(res)] = musterv1beta1.ResourceFlavorReference(f)

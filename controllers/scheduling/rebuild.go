@@ -27,7 +27,8 @@ func rebuild(ctx context.Context, reader client.Reader, state *State, clk clock.
 	var nodes corev1.NodeList
 	var pods corev1.PodList
 	var wpcs musterv1beta1.WorkloadPriorityClassList
-	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods, &wpcs} {
+	var acs musterv1beta1.AdmissionCheckList
+	for _, l := range []client.ObjectList{&rfs, &cohorts, &cqs, &lqs, &wls, &nss, &topologies, &nodes, &pods, &wpcs, &acs} {
 		if err := reader.List(ctx, l); err != nil {
 			return fmt.Errorf("rebuilding the scheduling cache: %w", err)
 		}
@@ -50,6 +51,9 @@ func rebuild(ctx context.Context, reader client.Reader, state *State, clk clock.
 	}
 	for i := range wpcs.Items {
 		state.applyPriorityClass(&wpcs.Items[i])
+	}
+	for i := range acs.Items {
+		state.applyCheck(&acs.Items[i])
 	}
 	// The decayed usage in their status is taken by the replica that
 	// leads, before its first cycle (restoreDecayedFrom).

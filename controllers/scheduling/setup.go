@@ -63,6 +63,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 		&WorkloadReconciler{client: c, state: state, clock: opts.Clock},
 		&PriorityClassReconciler{client: c, state: state},
 		&TopologyReconciler{client: c, state: state},
+		&AdmissionCheckReconciler{client: c, state: state},
 	}
 	for _, r := range reconcilers {
 		if err := r.SetupWithManager(mgr); err != nil {

@@ -55,8 +55,10 @@ func (u *Ungater) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result,
 	if err := u.client.Get(ctx, req.NamespacedName, &wl); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !workload.HasQuotaReservation(&wl) || workload.IsEvicted(&wl) {
-		return ctrl.Result{}, nil // its job is being stopped; its pods go
+	if !workload.IsAdmitted(&wl) {
+		// Not yet (its admission checks) or no longer (its job is being
+		// stopped; its pods go).
+		return ctrl.Result{}, nil
 	}
 	var pods corev1.PodList
 	if err := u.client.List(ctx, &pods, client.InNamespace(wl.Namespace), client.MatchingFields{WorkloadIndex: wl.Name}); err != nil {

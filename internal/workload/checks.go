@@ -183,3 +183,22 @@ func resetChecks(wl *musterv1beta1.Workload, now time.Time) {
 		c.PodSetUpdates, c.RequeueAfterSeconds = nil, nil
 	}
 }
+
+// PlaceDelayed records the placement of the pod sets that waited for
+// provisioned nodes: the new admission (same queue, same flavors), with
+// those pod sets' delayed request Ready. A workload that no longer holds
+// that reservation is unchanged.
+func PlaceDelayed(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission) bool {
+	old := wl.Status.Admission
+	if !HoldsQuota(wl) || IsEvicted(wl) || old.ClusterQueue != adm.ClusterQueue || len(old.PodSetAssignments) != len(adm.PodSetAssignments) {
+		return false
+	}
+	for i := range adm.PodSetAssignments {
+		if d := old.PodSetAssignments[i].DelayedTopologyRequest; d != nil {
+			ready := musterv1beta1.DelayedTopologyRequestReady
+			adm.PodSetAssignments[i].DelayedTopologyRequest = &ready
+		}
+	}
+	wl.Status.Admission = adm
+	return true
+}

@@ -62,6 +62,14 @@ func (b *ClusterQueueBuilder) Preemption(p musterv1beta1.ClusterQueuePreemption)
 	return b
 }
 
+// AdmissionChecks sets the checks every workload of the queue passes.
+func (b *ClusterQueueBuilder) AdmissionChecks(names ...string) *ClusterQueueBuilder {
+	for _, n := range names {
+		b.cq.Spec.AdmissionChecks = append(b.cq.Spec.AdmissionChecks, musterv1beta1.AdmissionCheckReference(n))
+	}
+	return b
+}
+
 // Obj returns the ClusterQueue.
 func (b *ClusterQueueBuilder) Obj() *musterv1beta1.ClusterQueue { return b.cq.DeepCopy() }
 

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -32,6 +33,8 @@ import (
 	"github.com/musterhq/muster/cmd/muster/servers/dashboard"
 	"github.com/musterhq/muster/cmd/muster/servers/visibility"
 	"github.com/musterhq/muster/controllers/admission"
+	"github.com/musterhq/muster/controllers/admissionchecks"
+	"github.com/musterhq/muster/controllers/admissionchecks/provisioning"
 	"github.com/musterhq/muster/controllers/gang"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
@@ -50,6 +53,7 @@ func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, musterv1beta1.AddToScheme, configv1beta1.AddToScheme, jobs.AddToScheme, gang.AddToScheme,
+		autoscaling.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err
@@ -250,6 +254,9 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 	if err := admission.Setup(mgr, state, clk, writeLatency); err != nil {
 		return fmt.Errorf("setting up the admission loop: %w", err)
 	}
+	if err := setupAdmissionChecks(mgr, clk); err != nil {
+		return err
+	}
 	if err := setupVisibility(mgr, cfg, state, clk, certsReady); err != nil {
 		return err
 	}
@@ -264,6 +271,20 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 	}
 	if err := ungater.New(mgr.GetClient()).SetupWithManager(context.Background(), mgr); err != nil {
 		return fmt.Errorf("setting up the topology ungater: %w", err)
+	}
+	return nil
+}
+
+// setupAdmissionChecks follows the workloads waiting for admission checks
+// and answers Muster's own: the ProvisioningRequest check.
+func setupAdmissionChecks(mgr manager.Manager, clk clock.PassiveClock) error {
+	lifecycle := &admissionchecks.Lifecycle{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-admissionchecks"), Clock: clk}
+	if err := lifecycle.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the admission check lifecycle: %w", err)
+	}
+	prov := &provisioning.Controller{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-provisioning"), Clock: clk}
+	if err := prov.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ProvisioningRequest check: %w", err)
 	}
 	return nil
 }

@@ -313,7 +313,8 @@ func (r *GroupReconciler) start(ctx context.Context, p *corev1.Pod, wl *musterv1
 func (r *GroupReconciler) stop(ctx context.Context, g *group, wl *musterv1beta1.Workload) error {
 	running := g.running()
 	if len(running) == 0 {
-		if workload.HasQuotaReservation(wl) {
+		// A reservation waiting for its admission checks is kept.
+		if workload.IsEvicting(wl) {
 			return jobframework.RequeueWorkload(ctx, r.client, r.opts.Clock.Now(), wl)
 		}
 		return nil

@@ -79,3 +79,14 @@ func (c *Cache) delayingChecks() map[string]bool {
 	}
 	return out
 }
+
+// ChecksFor names the admission checks an admission into its queue must
+// pass, in the queue's order.
+func (c *Cache) ChecksFor(adm *core.Admission) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if q := c.queues[adm.ClusterQueue]; q != nil {
+		return q.ChecksFor(adm)
+	}
+	return nil
+}

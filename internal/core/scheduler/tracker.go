@@ -58,6 +58,9 @@ func (t *Tracker) Apply(phase Phase, w *core.Workload) {
 			t.Queues.Unpark() // admission waited for these pods
 		}
 		t.Queues.Delete(w.Key)
+		if w.AwaitingPlacement {
+			t.Queues.Notify() // its checks are Ready: a cycle places it
+		}
 	case PhaseBackoff, PhaseInactive:
 		t.Queues.Forget(w.Key)
 		t.release(t.Cache.ReleaseConfirmed(w.Key))
