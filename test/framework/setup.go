@@ -68,3 +68,25 @@ func (e *Env) NewGPUQueue(t testing.TB, prefix, flavor, gpuQuota string) GPUQueu
 
 // JobGVK is batch/v1 Job's kind.
 var JobGVK = batchv1.SchemeGroupVersion.WithKind("Job")
+
+// CreateNode creates a node with its status, deleted when the test ends.
+// The API server's TaintNodesByCondition taints a new node not-ready; with
+// no node lifecycle controller here, the test lifts the taint as that
+// controller would once the node is Ready.
+func (e *Env) CreateNode(t testing.TB, n *corev1.Node) {
+	t.Helper()
+	ctx := context.Background()
+	status := n.Status
+	if err := e.Client.Create(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Client.Delete(context.Background(), n) })
+	n.Status = status
+	if err := e.Client.Status().Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+	n.Spec.Taints = nil
+	if err := e.Client.Update(ctx, n); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -59,21 +59,7 @@ func newFabric(t *testing.T, racks, nodesPerRack int, quota string) *fabric {
 }
 
 // createNode creates a node with its status, deleted when the test ends.
-// The API server's TaintNodesByCondition taints a new node not-ready; with
-// no node lifecycle controller here, the test lifts the taint as that
-// controller would once the node is Ready.
-func createNode(t *testing.T, n *corev1.Node) {
-	t.Helper()
-	ctx := context.Background()
-	status := n.Status
-	g := NewWithT(t)
-	g.Expect(env.Client.Create(ctx, n)).To(Succeed())
-	n.Status = status
-	g.Expect(env.Client.Status().Update(ctx, n)).To(Succeed())
-	n.Spec.Taints = nil
-	g.Expect(env.Client.Update(ctx, n)).To(Succeed())
-	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), n) })
-}
+func createNode(t *testing.T, n *corev1.Node) { env.CreateNode(t, n) }
 
 // setReady flips a node's Ready condition.
 func setReady(t *testing.T, name string, ready bool) {
