@@ -154,6 +154,7 @@ func (e *explanation) write(out io.Writer) error {
 		if wl.Status.Admission != nil {
 			fmt.Fprintf(w, "Flavors:\t%s\n", orDash(flavors(wl)))
 		}
+		writeChecks(w, wl)
 		return w.Flush()
 	}
 	fmt.Fprintf(w, "Position:\t%s\n", e.positionLine())
@@ -389,4 +390,21 @@ func (e *explanation) writeAhead(out io.Writer) {
 	}
 	fmt.Fprintf(out, "\n%d workload(s) wait ahead of it in ClusterQueue %s and are tried first (kubectl muster list workloads -A).\n",
 		*x.PositionInClusterQueue, x.ClusterQueue)
+}
+
+// writeChecks says where the workload stands with each admission check of
+// its reservation, and what it waits for while not admitted.
+func writeChecks(w io.Writer, wl *musterv1beta1.Workload) {
+	for _, c := range wl.Status.AdmissionChecks {
+		fmt.Fprintf(w, "Check %s:\t%s: %s\n", c.Name, c.State, orDash(c.Message))
+	}
+	if len(wl.Status.AdmissionChecks) == 0 || workload.IsAdmitted(wl) || !workload.HoldsQuota(wl) || workload.IsEvicted(wl) {
+		return
+	}
+	switch {
+	case !workload.ChecksReady(wl):
+		fmt.Fprintf(w, "Waiting:\tfor its admission checks to be Ready; the job starts then\n")
+	case workload.PlacementDelayed(wl):
+		fmt.Fprintf(w, "Waiting:\tfor the nodes its checks provisioned to be placed on\n")
+	}
 }

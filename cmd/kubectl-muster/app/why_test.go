@@ -89,3 +89,25 @@ Preemption: would evict 2 workload(s):
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestWhyShowsTheAdmissionChecks: a workload holding quota but not yet
+// admitted says which check it waits for and what the check says.
+func TestWhyShowsTheAdmissionChecks(t *testing.T) {
+	wl := &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-x", Namespace: "ns"}, Spec: musterv1beta1.WorkloadSpec{QueueName: "main"}}
+	wl.Status.Admission = &musterv1beta1.Admission{ClusterQueue: "cq"}
+	wl.Status.Conditions = reservedAt(3)
+	wl.Status.AdmissionChecks = []musterv1beta1.AdmissionCheckState{
+		{Name: "approval", State: musterv1beta1.CheckStateReady, Message: "approved"},
+		{Name: "prov", State: musterv1beta1.CheckStatePending, Message: "Waiting for ProvisioningRequest job-x-prov-1 (attempt 1)"},
+	}
+	var out bytes.Buffer
+	e := explanation{wl: wl, now: time.Now()}
+	if err := e.write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Check approval:", "Ready: approved", "Check prov:", "Pending: Waiting for ProvisioningRequest job-x-prov-1", "for its admission checks to be Ready"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
