@@ -86,7 +86,7 @@ var (
 	AdmissionWaitTime = histogram("muster_admission_wait_time_seconds",
 		"Time from a workload's creation or last requeue to its admission.", kueueBuckets(16), "cluster_queue", "priority_class")
 	AdmissionChecksWaitTime = histogram("muster_admission_checks_wait_time_seconds",
-		"Time from a workload's quota reservation to its admission (0: Muster reserves and admits in one write).", waitBuckets, "cluster_queue", "priority_class")
+		"Time from a workload's quota reservation to its admission: its admission checks (0 without checks: Muster reserves and admits in one write).", waitBuckets, "cluster_queue", "priority_class")
 	ReadyWaitTime = histogram("muster_ready_wait_time_seconds",
 		"Time from a workload's creation or last requeue to all its pods ready (with waitForPodsReady).", waitBuckets, "cluster_queue", "priority_class")
 	AdmittedUntilReadyWaitTime = histogram("muster_admitted_until_ready_wait_time_seconds",
@@ -144,7 +144,7 @@ var (
 	LocalQueueAdmissionWaitTime = histogram("muster_local_queue_admission_wait_time_seconds",
 		"Time from a workload's creation or last requeue to its admission, per LocalQueue.", waitBuckets, "name", "namespace", "priority_class")
 	LocalQueueAdmissionChecksWaitTime = histogram("muster_local_queue_admission_checks_wait_time_seconds",
-		"Time from a workload's quota reservation to its admission, per LocalQueue (0: one write).", waitBuckets, "name", "namespace", "priority_class")
+		"Time from a workload's quota reservation to its admission, per LocalQueue (0 without admission checks).", waitBuckets, "name", "namespace", "priority_class")
 	LocalQueueReadyWaitTime = histogram("muster_local_queue_ready_wait_time_seconds",
 		"Time from a workload's creation or last requeue to all its pods ready, per LocalQueue.", waitBuckets, "name", "namespace", "priority_class")
 	LocalQueueAdmittedUntilReadyWaitTime = histogram("muster_local_queue_admitted_until_ready_wait_time_seconds",
