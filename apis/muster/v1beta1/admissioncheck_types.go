@@ -60,7 +60,7 @@ type AdmissionCheckStatus struct {
 	// +patchStrategy=merge
 	// +patchMergeKey=type
 	// +kubebuilder:validation:MaxItems=16
-	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type" protobuf:"bytes,1,rep,name=conditions"`
 }
 
 const (

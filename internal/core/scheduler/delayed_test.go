@@ -49,7 +49,7 @@ func TestDelayedPlacementWaitsForTheNodesThenPlaces(t *testing.T) {
 	if d == nil || d.Kind() != Place || d.Admission == nil {
 		t.Fatalf("not placed once its two nodes exist: %+v", d)
 	}
-	if ps := d.Admission.PodSets[0]; ps.Delayed || ps.Placement == nil || len(ps.Placement.Assignment.Nodes) != 2 {
+	if ps := d.Admission.PodSets[0]; ps.Delayed || ps.Placement == nil || len(ps.Placement.Nodes) != 2 {
 		t.Fatalf("placement = %+v, want its 2 pods on the 2 new nodes", ps.Placement)
 	}
 }
