@@ -208,6 +208,11 @@ bench-large: envtest-assets bench-bins ## Muster vs Kueue on the large-scale mix
 bench-large-full: envtest-assets bench-bins ## Kueue's large-scale mix (1,000 ClusterQueues, 50,000 workloads), the three modes x 3 runs (many hours on 2 cores).
 	$(BENCH) run -config test/bench/configs/large-scale.yaml -modes $(BENCH_MODES) -reps 3 -out $(BENCH_DIR)/large
 
+.PHONY: bench-checks
+bench-checks: envtest-assets bench-bins ## 1,000 workloads through an admission check answering Ready after 0-1 s, beside the same mix without it, Muster and Kueue at parity (minutes).
+	$(BENCH) run -config test/bench/configs/checks.yaml -modes parity -reps 3 -out $(BENCH_DIR)/checks
+	$(BENCH) run -config test/bench/configs/checks-none.yaml -modes parity -reps 3 -out $(BENCH_DIR)/checks-none
+
 .PHONY: bench-steady
 bench-steady: envtest-assets bench-bins ## Muster vs Kueue on the steady-state mix (arrivals spread over 10 minutes at 80% of the calibrated API server ceiling), unthrottled, minute by minute (most of an hour).
 	$(BENCH) run -config test/bench/configs/steady.yaml -modes unthrottled -reps 1 -timeline -out $(BENCH_DIR)/steady
@@ -236,10 +241,11 @@ demo-cold: ## The demo on a cluster created from nothing (fresh MUSTER_RUN_DIR, 
 # cluster.
 E2E_TOPOLOGY ?= 2x2x4
 .PHONY: test-e2e
-test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool and gang schedulers).
+test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool, gang schedulers, job operators and cluster autoscaler).
 	TOPOLOGY=$(E2E_TOPOLOGY) WORKLOAD_API=1 COSCHEDULING=1 hack/cluster.sh up
 	hack/cluster.sh muster
 	hack/cluster.sh operators
+	OPERATORS=autoscaler hack/cluster.sh operators
 	go test -tags e2e $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/...
 
 ##@ Build

@@ -11,6 +11,8 @@
 #   hack/cluster.sh muster    (re)start Muster on it: CRDs, webhooks, manager
 #   hack/cluster.sh operators start the job operators (OPERATORS=training,kuberay,jobset,mpi,lws,trainer,appwrapper:
 #                             default all; each built from Go modules when missing)
+#                             OPERATORS=autoscaler (never by default) starts the cluster
+#                             autoscaler: ProvisioningRequests served by kwok nodes
 #   hack/cluster.sh down      stop exactly the processes started here
 #   hack/cluster.sh status    what runs
 #
@@ -418,7 +420,8 @@ operator_cert_generated() {
 }
 
 # The operators `operators` starts: OPERATORS, a comma-separated list of
-# these names, default all of them.
+# these names, default all of them; `autoscaler` (the cluster autoscaler)
+# is accepted too but started only when named.
 all_operators=training,kuberay,jobset,mpi,lws,trainer,appwrapper
 
 operators() {
@@ -427,8 +430,8 @@ operators() {
   make -s -C "$root" job-crds
   for name in ${list//,/ }; do
     case "$name" in
-      training|kuberay|jobset|mpi|lws|trainer|appwrapper) "operator_$name" ;;
-      *) say "unknown operator $name (known: $all_operators)"; return 2 ;;
+      training|kuberay|jobset|mpi|lws|trainer|appwrapper|autoscaler) "operator_$name" ;;
+      *) say "unknown operator $name (known: $all_operators,autoscaler)"; return 2 ;;
     esac
   done
   say "operators started: $list (logs: $run/logs/<name>-operator.log)"
@@ -627,12 +630,94 @@ CONFIG
   TMPDIR=$run/appwrapper-tmp KUBECONFIG=$kubeconfig NAMESPACE=appwrapper-system start appwrapper-operator "$bin/appwrapper-operator"
 }
 
+# operator_autoscaler: the Kubernetes cluster autoscaler (a 2024-08-30
+# master build, hack/tools/cluster-autoscaler) with its kwok cloud provider
+# and ProvisioningRequests on (classes check-capacity and
+# best-effort-atomic-scale-up.autoscaling.x-k8s.io). It runs in the
+# namespace cluster-autoscaler, reading there the ConfigMaps below: one node
+# group, `autoscaled`, of 0 to AUTOSCALER_MAX_NODES (default 4) nodes like
+# those of nodes.sh (GPUS nvidia.com/gpu, 32 CPUs, 256Gi) labelled
+# muster.dev/gpu=$AUTOSCALER_GPU (default a100) and
+# muster.dev/nodegroup=autoscaled, untainted. It creates them as Node
+# objects annotated kwok.x-k8s.io/node=fake, so kwok makes them Ready; it
+# deletes them when it stops. JSON, not protobuf, to the API server: its
+# ProvisioningRequest client shares the content type and cannot encode a
+# custom resource as protobuf.
+operator_autoscaler() {
+  say "building the cluster autoscaler from Go modules"
+  "$root/hack/build-tools.sh" "$bin" cluster-autoscaler
+  make -s -C "$root" provisioning-crds
+  apply_crds "$root/bin/crds/provisioningrequest"
+  local ns=cluster-autoscaler gpus=${GPUS:-8}
+  kubectl create namespace "$ns" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl apply -f - >/dev/null <<CONFIG
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kwok-provider-config
+  namespace: $ns
+data:
+  config: |
+    apiVersion: v1alpha1
+    readNodesFrom: configmap
+    nodegroups:
+      fromNodeLabelKey: muster.dev/nodegroup
+    nodes:
+      skipTaint: true
+      gpuConfig:
+        gpuLabelKey: muster.dev/gpu
+        availableGPUTypes: {a100: {}, h100: {}}
+    configmap:
+      name: kwok-provider-templates
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kwok-provider-templates
+  namespace: $ns
+data:
+  templates: |
+    apiVersion: v1
+    kind: List
+    items:
+    - apiVersion: v1
+      kind: Node
+      metadata:
+        name: autoscaled
+        annotations:
+          kwok.x-k8s.io/node: fake
+          node.alpha.kubernetes.io/ttl: "0"
+          cluster-autoscaler.kwok.nodegroup/min-count: "0"
+          cluster-autoscaler.kwok.nodegroup/max-count: "${AUTOSCALER_MAX_NODES:-4}"
+        labels:
+          kubernetes.io/os: linux
+          type: kwok
+          muster.dev/gpu: ${AUTOSCALER_GPU:-a100}
+          muster.dev/nodegroup: autoscaled
+      status:
+        allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "$gpus"}
+        capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "$gpus"}
+CONFIG
+  # Left running if it runs: stopped, it deletes its nodes (it reads the
+  # ConfigMaps once, so a change takes a `down` or a stop of its own).
+  if ! is_running cluster-autoscaler; then
+    kubectl -n "$ns" delete configmap cluster-autoscaler-status --ignore-not-found >/dev/null
+  fi
+  KWOK_PROVIDER_MODE=local KUBECONFIG=$kubeconfig POD_NAMESPACE=$ns start cluster-autoscaler \
+    "$bin/cluster-autoscaler" --kubeconfig "$kubeconfig" --cloud-provider kwok --namespace "$ns" \
+    --enable-provisioning-requests --kube-api-content-type application/json --leader-elect=false \
+    --address 127.0.0.1:0 --scan-interval "${AUTOSCALER_SCAN_INTERVAL:-2s}" --scale-down-enabled=false \
+    --v "${AUTOSCALER_LOG_LEVEL:-2}"
+  # It writes its status ConfigMap at the end of each loop.
+  wait_for "the cluster autoscaler's first loop" 60 kubectl -n "$ns" get configmap cluster-autoscaler-status
+}
+
 jobset_webhook_serves() {
   curl -s --cacert "$run/pki/ca.crt" -o /dev/null "https://127.0.0.1:$1/"
 }
 
 down() {
-  for name in appwrapper-operator trainer-operator lws-operator mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
+  for name in cluster-autoscaler appwrapper-operator trainer-operator lws-operator mpi-operator jobset-operator kuberay-operator training-operator muster kwok scheduler-plugins kube-scheduler kube-controller-manager kube-apiserver etcd; do
     stop "$name"
   done
   rm -rf "$run/etcd"
@@ -640,7 +725,7 @@ down() {
 }
 
 status() {
-  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator appwrapper-operator; do
+  for name in etcd kube-apiserver kube-controller-manager kube-scheduler scheduler-plugins kwok muster training-operator kuberay-operator jobset-operator mpi-operator lws-operator trainer-operator appwrapper-operator cluster-autoscaler; do
     if is_running "$name"; then echo "$name: running (pid $(cat "$run/pids/$name.pid"))"; else echo "$name: stopped"; fi
   done
 }

@@ -20,6 +20,18 @@ type Config struct {
 	Topology       *TopologyConfig       `json:"topology,omitempty"`
 	ResourceFlavor *ResourceFlavorConfig `json:"resourceFlavor,omitempty"`
 	Cohorts        []CohortSet           `json:"cohorts,omitempty"`
+	// AdmissionCheck, Muster's and not Kueue's generator's, gives every
+	// ClusterQueue one admission check that the harness answers Ready
+	// after a random delay (checker.go), on both systems.
+	AdmissionCheck *AdmissionCheckConfig `json:"admissionCheck,omitempty"`
+}
+
+// AdmissionCheckConfig is how long the harness's check takes to answer:
+// uniformly between MinDelayMs and MaxDelayMs after it sees the
+// reservation.
+type AdmissionCheckConfig struct {
+	MinDelayMs int `json:"minDelayMs"`
+	MaxDelayMs int `json:"maxDelayMs"`
 }
 
 // ResourceFlavorConfig names the single flavor every ClusterQueue uses.
@@ -116,6 +128,9 @@ func (c *Config) validate() error {
 	if len(c.Cohorts) == 0 {
 		return errors.New("no cohorts")
 	}
+	if ac := c.AdmissionCheck; ac != nil && (ac.MinDelayMs < 0 || ac.MaxDelayMs < ac.MinDelayMs) {
+		return errors.New("admissionCheck: want 0 <= minDelayMs <= maxDelayMs")
+	}
 	for i, cs := range c.Cohorts {
 		if cs.Count < 1 || cs.ClassName == "" {
 			return fmt.Errorf("cohorts[%d]: className and a count >= 1 are required", i)
@@ -166,7 +181,9 @@ type Plan struct {
 	// only checked by Muster's node fit, NodeFit).
 	TopologyAware bool
 	NodeFit       string
-	Queues        []QueuePlan
+	// AdmissionCheck, when set, is the check every ClusterQueue has.
+	AdmissionCheck *AdmissionCheckConfig
+	Queues         []QueuePlan
 	// Classes are the workload classes in the order they first appear.
 	Classes []string
 }
@@ -183,7 +200,7 @@ type QueuePlan struct {
 // Plan expands the cohort and queue sets, naming objects as Kueue's
 // generator does: <queue class>-<set>-<index>-<cohort>.
 func (c *Config) Plan() Plan {
-	p := Plan{Flavor: c.FlavorName(), Topology: c.topologyPlan()}
+	p := Plan{Flavor: c.FlavorName(), Topology: c.topologyPlan(), AdmissionCheck: c.AdmissionCheck}
 	if rf := c.ResourceFlavor; rf != nil {
 		p.TopologyAware, p.NodeFit = rf.TopologyName != "", rf.NodeFit
 	}

@@ -32,11 +32,20 @@ func createQueues(ctx context.Context, api *APIServer, t Target, plan Plan) erro
 	if err := create(ctx, api, t.Resource("ResourceFlavor"), t.ResourceFlavor(plan)); err != nil {
 		return err
 	}
+	if plan.AdmissionCheck != nil {
+		if err := createActiveCheck(ctx, api, t); err != nil {
+			return err
+		}
+	}
 	return forEach(len(plan.Queues), 8, func(i int) error {
 		q := plan.Queues[i]
+		cq := t.ClusterQueue(q, plan.Flavor)
+		if plan.AdmissionCheck != nil {
+			cq = withCheck(cq)
+		}
 		return errors.Join(
 			createNamespace(ctx, api, q.Name),
-			create(ctx, api, t.Resource("ClusterQueue"), t.ClusterQueue(q, plan.Flavor)),
+			create(ctx, api, t.Resource("ClusterQueue"), cq),
 			create(ctx, api, t.Resource("LocalQueue"), t.LocalQueue(q.Name, q.Name, q.Name)),
 		)
 	})

@@ -83,7 +83,8 @@ type Result struct {
 	// RequestsPerWorkload is Requests.ByVerb divided by the workloads.
 	RequestsPerWorkload map[string]float64 `json:"requestsPerWorkload"`
 	WritesPerWorkload   float64            `json:"writesPerWorkload"`
-	// HarnessWrites are the generator's creates plus the kubelet's writes.
+	// HarnessWrites are the generator's creates plus the kubelet's writes
+	// (and the admission check's answers, in a mix with one).
 	HarnessWrites int `json:"harnessWrites"`
 	// APIServerCPUSeconds is the API server's CPU time during the run:
 	// what all clients' requests cost it.
@@ -159,6 +160,13 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err := kubelet.Start(watchCtx, 16); err != nil {
 		return nil, err
 	}
+	var checker *Checker
+	if plan.AdmissionCheck != nil {
+		checker = NewChecker(api.Dynamic, spec.Target, plan.AdmissionCheck, ClassLabel)
+		if err := checker.Start(watchCtx); err != nil {
+			return nil, err
+		}
+	}
 	apiCPU0, err := api.CPUSeconds()
 	if err != nil {
 		return nil, err
@@ -192,6 +200,9 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	res.Usage, res.Requests = usage, reqs
 	res.Placement = placements.Stats()
 	res.HarnessWrites = plan.Workloads() + kubelet.Writes()
+	if checker != nil {
+		res.HarnessWrites += checker.Writes()
+	}
 	res.APIServerCPUSeconds = apiCPU1 - apiCPU0
 	res.RequestsPerWorkload = map[string]float64{}
 	for verb, n := range reqs.ByVerb {

@@ -212,6 +212,24 @@ func (t Target) ClusterQueue(q QueuePlan, flavor string) *unstructured.Unstructu
 	return t.object("ClusterQueue", "", q.Name, spec)
 }
 
+// AdmissionCheckName is the check of a mix with one (checker.go), answered
+// by the harness.
+const (
+	AdmissionCheckName       = "bench-delay"
+	admissionCheckController = "bench.muster.dev/delay"
+)
+
+// AdmissionCheck is the mix's check; withCheck gives a ClusterQueue it,
+// in admissionChecksStrategy, which both APIs spell alike.
+func (t Target) AdmissionCheck() *unstructured.Unstructured {
+	return t.object("AdmissionCheck", "", AdmissionCheckName, map[string]any{"controllerName": admissionCheckController})
+}
+
+func withCheck(cq *unstructured.Unstructured) *unstructured.Unstructured {
+	_ = unstructured.SetNestedSlice(cq.Object, []any{map[string]any{"name": AdmissionCheckName}}, "spec", "admissionChecksStrategy", "admissionChecks")
+	return cq
+}
+
 // LocalQueue points at the ClusterQueue of the same name.
 func (t Target) LocalQueue(namespace, name, clusterQueue string) *unstructured.Unstructured {
 	return t.object("LocalQueue", namespace, name, map[string]any{"clusterQueue": clusterQueue})
