@@ -638,7 +638,9 @@ CONFIG
 # group, `autoscaled`, of 0 to AUTOSCALER_MAX_NODES (default 4) nodes like
 # those of nodes.sh (GPUS nvidia.com/gpu, 32 CPUs, 256Gi) labelled
 # muster.dev/gpu=$AUTOSCALER_GPU (default a100) and
-# muster.dev/nodegroup=autoscaled, untainted. It creates them as Node
+# muster.dev/nodegroup=autoscaled and tainted muster.dev/autoscaled=true:NoSchedule,
+# so that only pods that tolerate it (a flavor's toleration) make it scale
+# up: the other tests' pending pods must stay pending. It creates them as Node
 # objects annotated kwok.x-k8s.io/node=fake, so kwok makes them Ready; it
 # deletes them when it stops. JSON, not protobuf, to the API server: its
 # ProvisioningRequest client shares the content type and cannot encode a
@@ -694,6 +696,8 @@ data:
           type: kwok
           muster.dev/gpu: ${AUTOSCALER_GPU:-a100}
           muster.dev/nodegroup: autoscaled
+      spec:
+        taints: [{key: muster.dev/autoscaled, value: "true", effect: NoSchedule}]
       status:
         allocatable: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "$gpus"}
         capacity: {cpu: "32", memory: 256Gi, pods: "110", nvidia.com/gpu: "$gpus"}

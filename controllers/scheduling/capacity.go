@@ -2,6 +2,7 @@ package scheduling
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,7 +118,7 @@ func trimMeta(m metav1.ObjectMeta) metav1.ObjectMeta {
 
 // toNode is the core's view of a Node.
 func toNode(n *corev1.Node) *core.Node {
-	out := &core.Node{Name: n.Name, Labels: n.Labels, Unschedulable: n.Spec.Unschedulable, Allocatable: core.Requests{}}
+	out := &core.Node{Name: n.Name, Labels: nodeLabels(n), Unschedulable: n.Spec.Unschedulable, Allocatable: core.Requests{}}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			out.Ready = c.Status == corev1.ConditionTrue
@@ -139,6 +140,23 @@ func toNode(n *corev1.Node) *core.Node {
 		out.Allocatable[string(name)] = core.Amount(string(name), q)
 	}
 	return out
+}
+
+// nodeLabels are a node's labels, with kubernetes.io/hostname its name
+// when it has none: the kubelet sets it, but a node made by other means (a
+// cloud provider's, an autoscaler's kwok node) may lack it, and node fit
+// and the topologies know nodes by it. The ungater sends pods to such a
+// node by its name (jobframework.HostnameOf).
+func nodeLabels(n *corev1.Node) map[string]string {
+	if _, ok := n.Labels[corev1.LabelHostname]; ok {
+		return n.Labels
+	}
+	labels := maps.Clone(n.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[corev1.LabelHostname] = n.Name
+	return labels
 }
 
 // toPod is the core's view of a bound, running Pod; nil when it holds no

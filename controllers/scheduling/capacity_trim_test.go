@@ -31,3 +31,20 @@ func TestTrimPodKeepsWhatItsReadersNeed(t *testing.T) {
 		g.Expect(whole).To(Equal(queued), "a pod with %s is kept whole", label)
 	}
 }
+
+// TestNodeWithoutHostnameLabelIsKnownByItsName: a node made without the
+// kubelet (an autoscaler's kwok node) lacks kubernetes.io/hostname; node
+// fit knows it by its name, and the informer's labels are not changed.
+func TestNodeWithoutHostnameLabelIsKnownByItsName(t *testing.T) {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "autoscaled-x1", Labels: map[string]string{"pool": "gpu"}}}
+	if got := toNode(n).Labels[corev1.LabelHostname]; got != "autoscaled-x1" {
+		t.Errorf("hostname = %q, want the node's name", got)
+	}
+	if _, ok := n.Labels[corev1.LabelHostname]; ok {
+		t.Error("the informer's node was changed")
+	}
+	n.Labels[corev1.LabelHostname] = "host-1"
+	if got := toNode(n).Labels[corev1.LabelHostname]; got != "host-1" {
+		t.Errorf("hostname = %q, want the node's own label", got)
+	}
+}
