@@ -48,6 +48,10 @@ var kueueKinds = []kueueKind{
 	{kind: "ResourceFlavor", resource: "resourceflavors", newObj: func() client.Object { return &musterv1beta1.ResourceFlavor{} }},
 	{kind: "WorkloadPriorityClass", resource: "workloadpriorityclasses", topLevel: []string{"value", "description"},
 		newObj: func() client.Object { return &musterv1beta1.WorkloadPriorityClass{} }},
+	{kind: "ProvisioningRequestConfig", resource: "provisioningrequestconfigs",
+		newObj: func() client.Object { return &musterv1beta1.ProvisioningRequestConfig{} }},
+	{kind: "AdmissionCheck", resource: "admissionchecks", values: admissionCheckValues,
+		newObj: func() client.Object { return &musterv1beta1.AdmissionCheck{} }},
 	{kind: "Cohort", resource: "cohorts", renames: map[string]string{"parentName": "parent"},
 		newObj: func() client.Object { return &musterv1beta1.Cohort{} }},
 	{kind: "ClusterQueue", resource: "clusterqueues", renames: map[string]string{"cohortName": "cohort"}, values: fungibilityValues,
@@ -65,12 +69,14 @@ func newImportKueueCommand(o *Options) *cobra.Command {
 	im := &importOptions{Options: o}
 	cmd := &cobra.Command{
 		Use:   "import-kueue",
-		Short: "Write the Muster equivalents of a cluster's Kueue queues, flavors, cohorts, topologies and priority classes",
+		Short: "Write the Muster equivalents of a cluster's Kueue queues, flavors, cohorts, topologies, priority classes and admission checks",
 		Long: `import-kueue reads Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues,
 Topologies and WorkloadPriorityClasses (kueue.x-k8s.io, the version the cluster
-prefers) and applies Muster objects of the same names and meaning (server-side
-apply, field manager kubectl-muster-import). What has no Muster equivalent
-(admission checks, for one) is left out and reported, object by object.
+prefers), with their AdmissionChecks and ProvisioningRequestConfigs, and
+applies Muster objects of the same names and meaning (server-side apply, field
+manager kubectl-muster-import); a check of Kueue's ProvisioningRequest
+controller becomes one of Muster's. What has no Muster equivalent is left out
+and reported, object by object.
 
 Jobs keep their kueue.x-k8s.io/queue-name label: Muster honours it.`,
 		Example: `  kubectl muster import-kueue --dry-run     # print the objects and the report, change nothing
@@ -242,6 +248,19 @@ func renamed(spec map[string]any, renames map[string]string) map[string]any {
 
 // fungibilityValues maps Kueue v1beta2's MayStopSearch to what it means
 // in each field (v1beta1's, and Muster's, Borrow and Preempt).
+// admissionCheckValues points a check of Kueue's ProvisioningRequest
+// controller at Muster's, and its parameters at Muster's copy of the
+// config. Another controller's check keeps its name: that controller must
+// answer Muster's Workloads.
+func admissionCheckValues(spec map[string]any) {
+	if spec["controllerName"] == "kueue.x-k8s.io/provisioning-request" {
+		spec["controllerName"] = musterv1beta1.ProvisioningRequestControllerName
+	}
+	if p, ok := spec["parameters"].(map[string]any); ok && p["apiGroup"] == kueueGroup {
+		p["apiGroup"] = musterv1beta1.GroupVersion.Group
+	}
+}
+
 func fungibilityValues(spec map[string]any) {
 	ff, ok := spec["flavorFungibility"].(map[string]any)
 	if !ok {

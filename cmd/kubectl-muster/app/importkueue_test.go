@@ -45,7 +45,52 @@ func TestTranslateClusterQueue(t *testing.T) {
 	if cq.Spec.AdmissionScope == nil || cq.Spec.AdmissionScope.AdmissionMode != musterv1beta1.UsageBasedAdmissionFairSharing {
 		t.Errorf("admissionScope (Kueue's admission fair sharing) not carried over: %+v", cq.Spec.AdmissionScope)
 	}
-	if len(dropped) != 1 || dropped[0] != "spec.admissionChecks" {
-		t.Errorf("dropped %v, want [spec.admissionChecks]", dropped)
+	if len(dropped) != 0 || len(cq.Spec.AdmissionChecks) != 1 || cq.Spec.AdmissionChecks[0] != "provisioning" {
+		t.Errorf("admissionChecks not carried over (dropped %v): %v", dropped, cq.Spec.AdmissionChecks)
 	}
+}
+
+// TestTranslateProvisioningCheck: a check of Kueue's ProvisioningRequest
+// controller becomes one of Muster's, pointing at Muster's copy of its
+// config.
+func TestTranslateProvisioningCheck(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": map[string]any{"name": "prov"},
+		"spec": map[string]any{"controllerName": "kueue.x-k8s.io/provisioning-request",
+			"parameters": map[string]any{"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "prov-config"}},
+	}}
+	obj, dropped, err := translate(kindNamed(t, "AdmissionCheck"), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac := obj.(*musterv1beta1.AdmissionCheck)
+	if ac.Spec.ControllerName != musterv1beta1.ProvisioningRequestControllerName || ac.Spec.Parameters.APIGroup != "muster.dev" || len(dropped) != 0 {
+		t.Errorf("translated %+v (dropped %v)", ac.Spec, dropped)
+	}
+	cfg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ProvisioningRequestConfig", "metadata": map[string]any{"name": "prov-config"},
+		"spec": map[string]any{"provisioningClassName": "check-capacity.autoscaling.x-k8s.io", "managedResources": []any{"nvidia.com/gpu"},
+			"podSetMergePolicy": "IdenticalPodTemplates"},
+	}}
+	obj, dropped, err = translate(kindNamed(t, "ProvisioningRequestConfig"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if prc := obj.(*musterv1beta1.ProvisioningRequestConfig); prc.Spec.ProvisioningClassName != "check-capacity.autoscaling.x-k8s.io" || len(prc.Spec.ManagedResources) != 1 {
+		t.Errorf("translated %+v", prc.Spec)
+	}
+	if len(dropped) != 1 || dropped[0] != "spec.podSetMergePolicy" {
+		t.Errorf("dropped %v, want the merge policy Muster does not have", dropped)
+	}
+}
+
+func kindNamed(t *testing.T, name string) kueueKind {
+	t.Helper()
+	for _, k := range kueueKinds {
+		if k.kind == name {
+			return k
+		}
+	}
+	t.Fatalf("no kind %s", name)
+	return kueueKind{}
 }
