@@ -3,6 +3,7 @@ package admissionchecks
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,8 +14,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
@@ -24,6 +27,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=muster.dev,resources=clusterqueues,verbs=get;list;watch
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -51,8 +55,62 @@ func (r *Lifecycle) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resul
 	if !workload.HoldsQuota(&wl) || workload.IsEvicted(&wl) || len(wl.Status.AdmissionChecks) == 0 {
 		return ctrl.Result{}, nil
 	}
-	err := r.follow(ctx, &wl)
+	synced, err := r.syncWithQueue(ctx, &wl)
+	if synced || err != nil {
+		return conflict.Requeue(ctx, ctrl.Result{}, err)
+	}
+	err = r.follow(ctx, &wl)
 	return conflict.Requeue(ctx, ctrl.Result{}, err)
+}
+
+// syncWithQueue makes the workload's checks those its ClusterQueue has now
+// for the flavors it reserved, as in Kueue: a check taken off the queue no
+// longer holds it, a check added is asked too. It reports whether it
+// wrote.
+func (r *Lifecycle) syncWithQueue(ctx context.Context, wl *musterv1beta1.Workload) (bool, error) {
+	var cq musterv1beta1.ClusterQueue
+	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, &cq); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	names := ChecksFor(&cq.Spec, wl.Status.Admission)
+	now := r.Clock.Now()
+	return wlstatus.Patch(ctx, r.Client, wl, func(wl *musterv1beta1.Workload) bool {
+		if !workload.SyncChecks(wl, names, now) {
+			return false
+		}
+		// Without checks left, nothing else would admit it.
+		workload.AdmitChecked(wl, now)
+		return true
+	})
+}
+
+// ChecksFor names the checks of a ClusterQueue that apply to an admission:
+// every one of admissionChecks, and those of admissionChecksStrategy whose
+// onFlavors (none: all) hold a flavor the admission takes.
+func ChecksFor(spec *musterv1beta1.ClusterQueueSpec, adm *musterv1beta1.Admission) []string {
+	names := make([]string, 0, len(spec.AdmissionChecks))
+	for _, n := range spec.AdmissionChecks {
+		names = append(names, string(n))
+	}
+	if st := spec.AdmissionChecksStrategy; st != nil {
+		for _, rule := range st.AdmissionChecks {
+			if len(rule.OnFlavors) == 0 || takesAny(adm, rule.OnFlavors) {
+				names = append(names, string(rule.Name))
+			}
+		}
+	}
+	return names
+}
+
+func takesAny(adm *musterv1beta1.Admission, flavors []musterv1beta1.ResourceFlavorReference) bool {
+	for _, psa := range adm.PodSetAssignments {
+		for _, f := range psa.Flavors {
+			if slices.Contains(flavors, f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // follow applies what the checks say: a rejection deactivates, a retry
@@ -129,6 +187,9 @@ func RetryBackoff(check *musterv1beta1.AdmissionCheckState, count int32) time.Du
 // SetupWithManager registers the controller: it follows the workloads that
 // have admission checks, and records an event on every check transition.
 func (r *Lifecycle) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &musterv1beta1.Workload{}, reservedInIndex, reservedIn); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1beta1.Workload{}, builder.WithPredicates(predicate.Funcs{
 			CreateFunc: func(e event.CreateEvent) bool { return hasChecks(e.Object) },
@@ -139,8 +200,38 @@ func (r *Lifecycle) SetupWithManager(mgr ctrl.Manager) error {
 			DeleteFunc:  func(event.DeleteEvent) bool { return false },
 			GenericFunc: func(event.GenericEvent) bool { return false },
 		})).
+		// A check added to or taken off a queue changes what its reserved
+		// workloads wait for.
+		Watches(&musterv1beta1.ClusterQueue{}, handler.EnqueueRequestsFromMapFunc(r.waitingIn),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("admissionchecks").
 		Complete(r)
+}
+
+// reservedInIndex indexes Workloads by the ClusterQueue they reserved quota
+// in.
+const reservedInIndex = "muster.dev/reserved-in"
+
+func reservedIn(o client.Object) []string {
+	if wl, ok := o.(*musterv1beta1.Workload); ok && wl.Status.Admission != nil {
+		return []string{string(wl.Status.Admission.ClusterQueue)}
+	}
+	return nil
+}
+
+// waitingIn are a ClusterQueue's workloads that hold quota with checks.
+func (r *Lifecycle) waitingIn(ctx context.Context, o client.Object) []reconcile.Request {
+	var wls musterv1beta1.WorkloadList
+	if err := r.Client.List(ctx, &wls, client.MatchingFields{reservedInIndex: o.GetName()}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range wls.Items {
+		if wl := &wls.Items[i]; len(wl.Status.AdmissionChecks) > 0 && !workload.IsAdmitted(wl) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
+		}
+	}
+	return out
 }
 
 func hasChecks(o client.Object) bool {

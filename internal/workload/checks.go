@@ -37,6 +37,24 @@ func ReserveForChecks(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission, 
 	return true
 }
 
+// SyncChecks makes the checks of a workload that holds quota those its
+// ClusterQueue has now: a check taken off the queue no longer holds it, a
+// check added is Pending. It reports whether anything changed.
+func SyncChecks(wl *musterv1beta1.Workload, names []string, now time.Time) bool {
+	if !HoldsQuota(wl) {
+		return false
+	}
+	have := make([]string, 0, len(wl.Status.AdmissionChecks))
+	for _, c := range wl.Status.AdmissionChecks {
+		have = append(have, string(c.Name))
+	}
+	if slices.Equal(have, names) {
+		return false
+	}
+	syncChecks(wl, names, now)
+	return true
+}
+
 // syncChecks makes the workload's checks exactly names, in that order: new
 // ones Pending, others as they are.
 func syncChecks(wl *musterv1beta1.Workload, names []string, now time.Time) {

@@ -163,3 +163,23 @@ func TestReservingAgainKeepsNoStaleAnswer(t *testing.T) {
 		t.Fatal("a preempted workload was admitted on its previous answer")
 	}
 }
+
+func TestSyncChecksFollowsTheQueue(t *testing.T) {
+	wl := answer(reserved("a", "b"), "a", readyCheck)
+	if SyncChecks(wl, []string{"a", "b"}, now) {
+		t.Error("the same checks are a change")
+	}
+	if !SyncChecks(wl, []string{"a", "c"}, now) {
+		t.Fatal("a replaced check is no change")
+	}
+	if got := checkStates(wl); !slices.Equal(got, []musterv1beta1.CheckState{readyCheck, pendingCheck}) {
+		t.Errorf("checks = %v, want a still Ready and c Pending", got)
+	}
+	if SyncChecks(pending(), []string{"a"}, now) {
+		t.Error("a workload without quota got checks")
+	}
+	SyncChecks(wl, nil, now)
+	if !AdmitChecked(wl, now) {
+		t.Error("a workload whose queue has no checks left is not admitted")
+	}
+}

@@ -49,7 +49,7 @@ func autoscaledQueue(t *testing.T, ns, class string, limit int32) string {
 	t.Cleanup(func() { emptyPool(t) })
 	flavor := "autoscaled-" + ns
 	ac, cfg := MakeProvisioningCheck("prov-"+ns, class, limit, 1, gpu)
-	cq := MakeClusterQueue("cq-"+ns).ResourceGroup(MakeFlavorQuotas(flavor).Resource("cpu", "256").Resource(gpu, "64").Obj()).
+	cq := MakeClusterQueue("cq-" + ns).ResourceGroup(MakeFlavorQuotas(flavor).Resource("cpu", "256").Resource(gpu, "64").Obj()).
 		AdmissionChecks(ac.Name).Obj()
 	createAll(t, cfg, ac,
 		MakeResourceFlavor(flavor).NodeLabel(nodeGroupLabel, nodeGroup).
@@ -249,4 +249,3 @@ func TestMusterRestartMidProvisioningMakesNoSecondRequest(t *testing.T) {
 	NewWithT(t).Expect(prs).To(HaveLen(1))
 	NewWithT(t).Expect(prs[0].UID).To(Equal(first), "the restarted manager made a second request")
 }
-

@@ -145,3 +145,25 @@ func TestChecksApplyOnlyToTheirFlavors(t *testing.T) {
 		g.Expect(wl.Status.AdmissionChecks).To(BeEmpty())
 	})
 }
+
+func TestCheckTakenOffTheQueueNoLongerHoldsItsWorkloads(t *testing.T) {
+	env.StartManager(t)
+	q := newCheckedQueue(t, "8", false)
+	a, b := "approve-"+q.ns, "budget-"+q.ns
+	createCheck(t, MakeAdmissionCheck(a, approval), MakeAdmissionCheck(b, approval))
+	setActive(t, a, true)
+	setActive(t, b, true)
+	setChecks(t, q.cq, a, b)
+	j := q.job(t, "held", 1, "1")
+	expectWaitingForChecks(t, j)
+	answer(t, j, musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(a), State: musterv1beta1.CheckStateReady})
+	setChecks(t, q.cq, a)
+	eventually(t, func(g Gomega) {
+		g.Expect(*env.GetJob(g, j).Spec.Suspend).To(BeFalse(), "still held by a check the queue no longer has")
+		g.Expect(env.WorkloadOfJob(g, j).Status.AdmissionChecks).To(HaveLen(1))
+	})
+	k := q.job(t, "held-by-none", 1, "1")
+	expectWaitingForChecks(t, k)
+	setChecks(t, q.cq)
+	eventually(t, func(g Gomega) { g.Expect(*env.GetJob(g, k).Spec.Suspend).To(BeFalse()) })
+}
