@@ -435,7 +435,11 @@ func (s *Scheduler) placeChecked(ctx context.Context, d scheduler.Decision) {
 	if err == nil {
 		s.reasons.schedulerWrote()
 		_, err = wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
-			return workload.PlaceDelayed(wl, scheduling.FromAdmission(d.Admission)) && workload.AdmitChecked(wl, now)
+			// Placed even when not admitted now (a check added to its
+			// queue meanwhile): the lifecycle admits it once that passes.
+			placed := workload.PlaceDelayed(wl, scheduling.FromAdmission(d.Admission))
+			workload.AdmitChecked(wl, now)
+			return placed
 		})
 	}
 	if err != nil {
@@ -444,14 +448,12 @@ func (s *Scheduler) placeChecked(ctx context.Context, d scheduler.Decision) {
 		s.wake.after(ctx, preemptionRetry)
 		return
 	}
-	reportChecked(&wl, now)
+	if !workload.IsAdmitted(&wl) {
+		logger.Info("Placed a provisioned workload; it waits for a check its queue added")
+		return
+	}
+	metrics.ReportAdmittedAfterChecks(&wl, now)
 	msg := fmt.Sprintf("Placed on the provisioned nodes and admitted (%s)", flavorsOf(d.Admission))
 	s.recorder.Eventf(&wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit", "%s", msg)
 	logger.Info("Placed a provisioned workload and admitted it")
-}
-
-// reportChecked reports the admission of a workload whose checks passed.
-func reportChecked(wl *musterv1beta1.Workload, now time.Time) {
-	reserved := workload.ReservedAt(wl)
-	metrics.ReportAdmitted(metrics.WorkloadOf(wl), now.Sub(metrics.QueuedAt(wl)), now.Sub(reserved))
 }

@@ -129,8 +129,7 @@ func (r *Lifecycle) follow(ctx context.Context, wl *musterv1beta1.Workload) erro
 	if err != nil || !wrote {
 		return err
 	}
-	reserved := workload.ReservedAt(wl)
-	metrics.ReportAdmitted(metrics.WorkloadOf(wl), now.Sub(metrics.QueuedAt(wl)), now.Sub(reserved))
+	metrics.ReportAdmittedAfterChecks(wl, now)
 	r.Recorder.Eventf(wl, nil, corev1.EventTypeNormal, musterv1beta1.ReasonAdmitted, "Admit",
 		"Admitted by ClusterQueue %s: every admission check is Ready", wl.Status.Admission.ClusterQueue)
 	logger.Info("Admitted workload after its admission checks")

@@ -268,6 +268,20 @@ func ReportQuotaReserved(w Workload, waited time.Duration) {
 	LocalQueueQuotaReservedWaitTime.WithLabelValues(w.LocalQueue, w.Namespace, w.PriorityClass).Observe(seconds)
 }
 
+// ReportAdmittedAfterChecks counts the admission, at now, of a workload
+// whose admission checks passed after it reserved quota.
+func ReportAdmittedAfterChecks(wl *musterv1beta1.Workload, now time.Time) {
+	ReportAdmitted(WorkloadOf(wl), now.Sub(QueuedAt(wl)), now.Sub(reservedAt(wl)))
+}
+
+// reservedAt is when the workload's quota was reserved.
+func reservedAt(wl *musterv1beta1.Workload) time.Time {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}
+
 // ReportAdmitted counts a workload's admission, waited after it was
 // queued, of which checksWait after its quota was reserved (its admission
 // checks).
