@@ -432,15 +432,21 @@ func (s *Scheduler) placeChecked(ctx context.Context, d scheduler.Decision) {
 	var wl musterv1beta1.Workload
 	err := s.client.Get(ctx, nameOf(&w), &wl)
 	now := s.clock.Now()
+	wrote := false
 	if err == nil {
 		s.reasons.schedulerWrote()
-		_, err = wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
+		wrote, err = wlstatus.Patch(ctx, s.client, &wl, func(wl *musterv1beta1.Workload) bool {
 			// Placed even when not admitted now (a check added to its
 			// queue meanwhile): the lifecycle admits it once that passes.
 			placed := workload.PlaceDelayed(wl, scheduling.FromAdmission(d.Admission))
 			workload.AdmitChecked(wl, now)
 			return placed
 		})
+	}
+	if err == nil && !wrote {
+		// Evicted or requeued meanwhile: the cache takes the API's view.
+		s.reapply(ctx, &w)
+		return
 	}
 	if err != nil {
 		logger.V(2).Info("Delayed placement write failed; retried next cycle", "error", err.Error())

@@ -155,10 +155,9 @@ func (r *Lifecycle) reject(ctx context.Context, wl *musterv1beta1.Workload, chec
 // retry evicts the workload with a backoff: once its job is stopped its
 // quota is released and its checks start again.
 func (r *Lifecycle) retry(ctx context.Context, wl *musterv1beta1.Workload, check *musterv1beta1.AdmissionCheckState, now time.Time) error {
-	count := workload.RequeueCount(wl) + 1
-	backoff := RetryBackoff(check, count)
+	backoff := RetryBackoff(check, workload.CheckRetries(check)+1)
 	wrote, err := wlstatus.Patch(ctx, r.Client, wl, func(wl *musterv1beta1.Workload) bool {
-		return workload.EvictForCheck(wl, check, count, now.Add(backoff), now)
+		return workload.EvictForCheck(wl, string(check.Name), now.Add(backoff), now)
 	})
 	if err != nil || !wrote {
 		return err
@@ -170,8 +169,8 @@ func (r *Lifecycle) retry(ctx context.Context, wl *musterv1beta1.Workload, check
 	return nil
 }
 
-// RetryBackoff is how long a workload waits before its count-th retry: the
-// check's requeueAfterSeconds, else a doubling backoff.
+// RetryBackoff is how long a workload waits before a check's count-th
+// retry: the check's requeueAfterSeconds, else a doubling backoff.
 func RetryBackoff(check *musterv1beta1.AdmissionCheckState, count int32) time.Duration {
 	if s := check.RequeueAfterSeconds; s != nil {
 		return time.Duration(*s) * time.Second
@@ -238,19 +237,21 @@ func hasChecks(o client.Object) bool {
 	return ok && len(wl.Status.AdmissionChecks) > 0
 }
 
-// recordTransitions records an event on the workload for each check whose
-// state changed, with the check's message: where users look first.
+// recordTransitions records an event on the workload for a check that
+// turned Ready while another still holds it: where users look to see
+// which checks passed. The last check's Ready is the admission's event,
+// and a Retry or a rejection is the eviction's, each with the check's
+// name and message, so none of those costs a second write.
 func (r *Lifecycle) recordTransitions(old, cur *musterv1beta1.Workload) {
+	if workload.ChecksReady(cur) {
+		return
+	}
 	for _, c := range cur.Status.AdmissionChecks {
 		prev := workload.FindCheck(old, string(c.Name))
-		if prev == nil || prev.State == c.State || c.State == musterv1beta1.CheckStatePending {
+		if prev == nil || prev.State == c.State || c.State != musterv1beta1.CheckStateReady {
 			continue
 		}
-		typ := corev1.EventTypeNormal
-		if c.State == musterv1beta1.CheckStateRetry || c.State == musterv1beta1.CheckStateRejected {
-			typ = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(cur, nil, typ, "AdmissionCheck"+string(c.State), "Check",
-			"%s", fmt.Sprintf("Admission check %s is %s: %s", c.Name, c.State, c.Message))
+		r.Recorder.Eventf(cur, nil, corev1.EventTypeNormal, "AdmissionCheckReady", "Check",
+			"%s", fmt.Sprintf("Admission check %s is Ready: %s", c.Name, c.Message))
 	}
 }

@@ -169,12 +169,8 @@ func (i *PodSetInfo) Merge(t *corev1.PodTemplateSpec) error {
 			spec.Tolerations = append(spec.Tolerations, t)
 		}
 	}
-	if err := mergeMeta(&t.Labels, i.Labels, "label"); err != nil {
-		return err
-	}
-	if err := mergeMeta(&t.Annotations, i.Annotations, "annotation"); err != nil {
-		return err
-	}
+	mergeMeta(&t.Labels, i.Labels)
+	mergeMeta(&t.Annotations, i.Annotations)
 	if i.Topology != nil {
 		markTopology(t, i.Name, i.Topology)
 	}
@@ -213,19 +209,14 @@ func (k *MetaKeys) annotations() []string {
 	return k.Annotations
 }
 
-// mergeMeta adds labels or annotations; a key the template has with
-// another value is a conflict, as for node selectors.
-func mergeMeta(dst *map[string]string, add map[string]string, what string) error {
-	for k, v := range add {
-		if old, ok := (*dst)[k]; ok && old != v {
-			return &conflictError{what: what, key: k, have: old, want: v}
-		}
-	}
+// mergeMeta adds labels or annotations, replacing a key the template has:
+// what an admission check adds is the check's to say (a template still
+// carrying an earlier attempt's value must not keep the job from starting).
+func mergeMeta(dst *map[string]string, add map[string]string) {
 	if len(add) > 0 && *dst == nil {
 		*dst = map[string]string{}
 	}
 	maps.Copy(*dst, add)
-	return nil
 }
 
 // restoreMeta sets keys back to their original values and drops the keys
@@ -280,7 +271,7 @@ func isTopologyGate(g corev1.PodSchedulingGate) bool {
 	return g.Name == musterv1beta1.TopologySchedulingGate
 }
 
-type conflictError struct{ what, key, have, want string }
+type conflictError struct{ key, have, want string }
 
 // IsPlacementConflict reports whether err is a node selector of the job that
 // contradicts its flavor's: a permanent failure to start.
@@ -290,9 +281,6 @@ func IsPlacementConflict(err error) bool {
 }
 
 func (e *conflictError) Error() string {
-	if e.what != "" {
-		return e.what + " " + e.key + "=" + e.have + " conflicts with the admission check's " + e.key + "=" + e.want
-	}
 	return "node selector " + e.key + "=" + e.have + " conflicts with the flavor's " + e.key + "=" + e.want
 }
 

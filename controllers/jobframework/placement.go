@@ -107,7 +107,7 @@ func HostnameOf(ctx context.Context, c client.Reader, node string) (string, erro
 // admission checks add to its pods (their podSetUpdates). A node selector
 // key the flavor sets to another value is a conflict.
 func addCheckUpdates(wl *musterv1beta1.Workload, info *PodSetInfo) error {
-	for _, u := range checkUpdates(wl, info.Name) {
+	for _, u := range checkUpdates(wl, info.Name, true) {
 		for k, v := range u.NodeSelector {
 			if old, ok := info.NodeSelector[k]; ok && old != v {
 				return &conflictError{key: k, have: v, want: old}
@@ -125,12 +125,13 @@ func addCheckUpdates(wl *musterv1beta1.Workload, info *PodSetInfo) error {
 	return nil
 }
 
-// checkUpdates are the podSetUpdates of the workload's Ready checks for a
-// pod set.
-func checkUpdates(wl *musterv1beta1.Workload, podSet string) []musterv1beta1.PodSetUpdate {
+// checkUpdates are the podSetUpdates of the workload's checks for a pod
+// set: of the Ready ones to start a job, of all to restore it (a check
+// that turned Retry keeps what it added while the quota is held).
+func checkUpdates(wl *musterv1beta1.Workload, podSet string, readyOnly bool) []musterv1beta1.PodSetUpdate {
 	var out []musterv1beta1.PodSetUpdate
 	for _, c := range wl.Status.AdmissionChecks {
-		if c.State != musterv1beta1.CheckStateReady {
+		if readyOnly && c.State != musterv1beta1.CheckStateReady {
 			continue
 		}
 		for _, u := range c.PodSetUpdates {
@@ -166,7 +167,7 @@ func originalPodSetInfos(wl *musterv1beta1.Workload) []PodSetInfo {
 			Tolerations:  ps.Template.Spec.Tolerations,
 			Drop:         &MetaKeys{},
 		}
-		for _, u := range checkUpdates(wl, ps.Name) {
+		for _, u := range checkUpdates(wl, ps.Name, false) {
 			info.Labels, info.Drop.Labels = originalMeta(ps.Template.Labels, u.Labels, info.Labels, info.Drop.Labels)
 			info.Annotations, info.Drop.Annotations = originalMeta(ps.Template.Annotations, u.Annotations, info.Annotations, info.Drop.Annotations)
 		}

@@ -124,12 +124,18 @@ func (r *Reconciler[T]) enforceMaxExecutionTime(ctx context.Context, wl *musterv
 // runs before the job is stopped and the quota released, so the workload
 // is never queued again on its own. It reports whether it wrote.
 func (r *Reconciler[T]) finishDeactivation(ctx context.Context, wl *musterv1beta1.Workload) (bool, error) {
-	c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
-	if !workload.IsEvicting(wl) || !workload.IsActive(wl) || c == nil || !deactivating(c.Reason) {
+	return FinishDeactivation(ctx, r.client, wl)
+}
+
+// FinishDeactivation is finishDeactivation for the controllers of
+// Workloads without a GenericJob (pod groups).
+func FinishDeactivation(ctx context.Context, c client.Client, wl *musterv1beta1.Workload) (bool, error) {
+	cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
+	if !workload.IsEvicting(wl) || !workload.IsActive(wl) || cond == nil || !deactivating(cond.Reason) {
 		return false, nil
 	}
 	wl.Spec.Active = ptr.To(false)
-	return true, r.client.Update(ctx, wl)
+	return true, c.Update(ctx, wl)
 }
 
 // deactivating reports whether an eviction's reason deactivates the

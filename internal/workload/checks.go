@@ -96,6 +96,13 @@ func SetCheckState(wl *musterv1beta1.Workload, st musterv1beta1.AdmissionCheckSt
 	if old.State != st.State {
 		st.LastTransitionTime = metav1.NewTime(now)
 	}
+	// The count is the lifecycle's (EvictForCheck), not the controller's.
+	st.RetryCount = old.RetryCount
+	if old.State == musterv1beta1.CheckStateReady && st.State != musterv1beta1.CheckStateReady && len(st.PodSetUpdates) == 0 {
+		// The job may run with what the check added: kept until the quota
+		// is released, so stopping the job takes it out again.
+		st.PodSetUpdates = old.PodSetUpdates
+	}
 	if checkStateEqual(old, &st) {
 		return false
 	}
@@ -105,7 +112,8 @@ func SetCheckState(wl *musterv1beta1.Workload, st musterv1beta1.AdmissionCheckSt
 
 func checkStateEqual(a, b *musterv1beta1.AdmissionCheckState) bool {
 	return a.State == b.State && a.Message == b.Message && a.LastTransitionTime.Equal(&b.LastTransitionTime) &&
-		ptrEqual(a.RequeueAfterSeconds, b.RequeueAfterSeconds) && podSetUpdatesEqual(a.PodSetUpdates, b.PodSetUpdates)
+		ptrEqual(a.RequeueAfterSeconds, b.RequeueAfterSeconds) && ptrEqual(a.RetryCount, b.RetryCount) &&
+		podSetUpdatesEqual(a.PodSetUpdates, b.PodSetUpdates)
 }
 
 func ptrEqual(a, b *int32) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
@@ -172,15 +180,38 @@ func AdmitChecked(wl *musterv1beta1.Workload, now time.Time) bool {
 }
 
 // EvictForCheck evicts a workload one of whose checks asked for a retry:
-// Evicted with reason AdmissionCheck, and the count-th requeue not before
-// requeueAt. Its quota is released once its job is stopped (Requeue).
-func EvictForCheck(wl *musterv1beta1.Workload, check *musterv1beta1.AdmissionCheckState, count int32, requeueAt, now time.Time) bool {
-	msg := fmt.Sprintf("Admission check %s asked for a retry: %s", check.Name, check.Message)
+// Evicted with reason AdmissionCheck, not queued again before requeueAt,
+// and the check's own retry count up by one. The workload's requeue count
+// is left alone: it counts the requeues of waitForPodsReady, whose limit
+// a check's retries must not use up. Its quota is released once its job
+// is stopped (Requeue).
+func EvictForCheck(wl *musterv1beta1.Workload, check string, requeueAt, now time.Time) bool {
+	st := FindCheck(wl, check)
+	if st == nil {
+		return false
+	}
+	msg := fmt.Sprintf("Admission check %s asked for a retry: %s", st.Name, st.Message)
 	if !Evict(wl, musterv1beta1.ReasonAdmissionCheck, msg, now) {
 		return false
 	}
-	wl.Status.RequeueState = &musterv1beta1.RequeueState{Count: &count, RequeueAt: &metav1.Time{Time: requeueAt}}
+	retries := CheckRetries(st) + 1
+	st.RetryCount = &retries
+	rs := musterv1beta1.RequeueState{}
+	if wl.Status.RequeueState != nil {
+		rs = *wl.Status.RequeueState
+	}
+	rs.RequeueAt = &metav1.Time{Time: requeueAt}
+	wl.Status.RequeueState = &rs
 	return true
+}
+
+// CheckRetries is how many times a check asked for a retry of the
+// workload.
+func CheckRetries(st *musterv1beta1.AdmissionCheckState) int32 {
+	if st.RetryCount == nil {
+		return 0
+	}
+	return *st.RetryCount
 }
 
 // RejectedMessage is the deactivation message of a rejected workload.
@@ -208,7 +239,8 @@ func resetChecks(wl *musterv1beta1.Workload, now time.Time) {
 // that reservation is unchanged.
 func PlaceDelayed(wl *musterv1beta1.Workload, adm *musterv1beta1.Admission) bool {
 	old := wl.Status.Admission
-	if !HoldsQuota(wl) || IsEvicted(wl) || old.ClusterQueue != adm.ClusterQueue || len(old.PodSetAssignments) != len(adm.PodSetAssignments) {
+	if !HoldsQuota(wl) || IsEvicted(wl) || !PlacementDelayed(wl) ||
+		old.ClusterQueue != adm.ClusterQueue || len(old.PodSetAssignments) != len(adm.PodSetAssignments) {
 		return false
 	}
 	for i := range adm.PodSetAssignments {

@@ -115,14 +115,15 @@ func TestFailedCheckPrefersARejection(t *testing.T) {
 
 func TestRetryEvictsThenRequeueResetsEveryCheck(t *testing.T) {
 	wl := answer(answer(reserved("a", "b"), "a", readyCheck), "b", retryCheck)
-	if !EvictForCheck(wl, FailedCheck(wl), 1, now.Add(60e9), now) {
+	if !EvictForCheck(wl, string(FailedCheck(wl).Name), now.Add(60e9), now) {
 		t.Fatal("EvictForCheck changed nothing")
 	}
 	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted); c == nil || c.Reason != musterv1beta1.ReasonAdmissionCheck {
 		t.Fatalf("Evicted = %+v, want reason %s", c, musterv1beta1.ReasonAdmissionCheck)
 	}
-	if got := RequeueAt(wl); !got.Equal(now.Add(60e9)) || RequeueCount(wl) != 1 {
-		t.Errorf("backoff = %d until %v", RequeueCount(wl), got)
+	if got := RequeueAt(wl); !got.Equal(now.Add(60e9)) || CheckRetries(FindCheck(wl, "b")) != 1 || RequeueCount(wl) != 0 {
+		t.Errorf("backoff until %v, check b's retries %d, the workload's requeues %d (waitForPodsReady's, not the check's)",
+			got, CheckRetries(FindCheck(wl, "b")), RequeueCount(wl))
 	}
 	Requeue(wl, now)
 	if HoldsQuota(wl) {
@@ -133,6 +134,9 @@ func TestRetryEvictsThenRequeueResetsEveryCheck(t *testing.T) {
 	}
 	if a := FindCheck(wl, "a"); !a.LastTransitionTime.Time.Equal(now) || a.PodSetUpdates != nil {
 		t.Errorf("check a was Ready: reset at %v with updates %v", a.LastTransitionTime, a.PodSetUpdates)
+	}
+	if CheckRetries(FindCheck(wl, "b")) != 1 {
+		t.Error("the reset lost check b's retry count")
 	}
 }
 
@@ -181,5 +185,16 @@ func TestSyncChecksFollowsTheQueue(t *testing.T) {
 	SyncChecks(wl, nil, now)
 	if !AdmitChecked(wl, now) {
 		t.Error("a workload whose queue has no checks left is not admitted")
+	}
+}
+
+func TestACheckLeavingReadyKeepsWhatItAddedToThePods(t *testing.T) {
+	wl := reserved("prov")
+	SetCheckState(wl, musterv1beta1.AdmissionCheckState{Name: "prov", State: readyCheck,
+		PodSetUpdates: []musterv1beta1.PodSetUpdate{{Name: "main", Annotations: map[string]string{"consume": "pr-1"}}}}, now)
+	AdmitChecked(wl, now)
+	SetCheckState(wl, musterv1beta1.AdmissionCheckState{Name: "prov", State: retryCheck, Message: "capacity revoked"}, now)
+	if u := FindCheck(wl, "prov").PodSetUpdates; len(u) != 1 {
+		t.Fatalf("updates = %v: the running job's annotations could not be taken out again", u)
 	}
 }

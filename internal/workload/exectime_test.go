@@ -23,8 +23,13 @@ func TestExecutionTimeCountsEveryAdmission(t *testing.T) {
 	if got := ExecutionTime(wl, t0.Add(time.Hour)); got != 12*time.Minute {
 		t.Fatalf("pending: %s, want the past 12m", got)
 	}
-	Reserve(wl, admission(), t0.Add(time.Hour))
-	if got := ExecutionTime(wl, t0.Add(time.Hour+5*time.Minute)); got != 17*time.Minute {
+	ReserveForChecks(wl, admission(), []string{"prov"}, t0.Add(time.Hour))
+	if got := ExecutionTime(wl, t0.Add(time.Hour+3*time.Minute)); got != 12*time.Minute {
+		t.Fatalf("waiting for its admission checks: %s, want the past 12m (Kueue counts from the admission)", got)
+	}
+	SetCheckState(wl, musterv1beta1.AdmissionCheckState{Name: "prov", State: musterv1beta1.CheckStateReady}, t0.Add(time.Hour+3*time.Minute))
+	AdmitChecked(wl, t0.Add(time.Hour+3*time.Minute))
+	if got := ExecutionTime(wl, t0.Add(time.Hour+8*time.Minute)); got != 17*time.Minute {
 		t.Fatalf("second admission: %s, want 17m", got)
 	}
 	if Requeue(pending(), now) {

@@ -184,10 +184,12 @@ func set(wl *musterv1beta1.Workload, typ string, status metav1.ConditionStatus, 
 }
 
 // accumulateExecutionTime adds the admission ending now to the time the
-// workload held quota before: its maximum execution time counts every
-// admission, so an evicted job does not start its allowance again.
+// workload was admitted before: its maximum execution time counts every
+// admission, so an evicted job does not start its allowance again. As in
+// Kueue, it counts from the admission, not the reservation: the time its
+// admission checks took is not its job's.
 func accumulateExecutionTime(wl *musterv1beta1.Workload, now time.Time) {
-	at := ReservedAt(wl)
+	at := admittedAt(wl)
 	if at.IsZero() || !now.After(at) {
 		return
 	}
@@ -195,11 +197,11 @@ func accumulateExecutionTime(wl *musterv1beta1.Workload, now time.Time) {
 	wl.Status.AccumulatedPastExecutionTimeSeconds = &total
 }
 
-// ExecutionTime is how long the workload has held quota, over all its
+// ExecutionTime is how long the workload has been admitted, over all its
 // admissions, by now.
 func ExecutionTime(wl *musterv1beta1.Workload, now time.Time) time.Duration {
 	d := time.Duration(pastSeconds(wl)) * time.Second
-	if at := ReservedAt(wl); !at.IsZero() && now.After(at) {
+	if at := admittedAt(wl); !at.IsZero() && now.After(at) {
 		d += now.Sub(at)
 	}
 	return d
@@ -210,4 +212,14 @@ func pastSeconds(wl *musterv1beta1.Workload) int32 {
 		return *p
 	}
 	return 0
+}
+
+// admittedAt is when the workload holding quota was admitted; zero when it
+// is not (waiting for its admission checks, or holding no quota).
+func admittedAt(wl *musterv1beta1.Workload) time.Time {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted); c != nil &&
+		c.Status == metav1.ConditionTrue && HasQuotaReservation(wl) {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
 }

@@ -212,7 +212,7 @@ func TestFailedProvisioningRetriesWithBackoffThenRejectsWithTheAutoscalersMessag
 	fail("1")
 	NewWithT(t).Eventually(func(g Gomega) {
 		wl := workloadOfJob(g, j)
-		g.Expect(workload.RequeueCount(wl)).To(Equal(int32(1)))
+		g.Expect(workload.CheckRetries(&wl.Status.AdmissionChecks[0])).To(Equal(int32(1)))
 		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued)
 		g.Expect(cond).NotTo(BeNil())
 		g.Expect(cond.Reason).To(Equal(musterv1beta1.ReasonAdmissionCheck))

@@ -166,6 +166,14 @@ type AdmissionCheckState struct {
 	// +kubebuilder:validation:MaxLength=32768
 	Message string `json:"message,omitempty"`
 
+	// retryCount is how many times this check asked for a retry of the
+	// workload (Kueue's field): its own count, apart from the workload's
+	// requeues for other reasons. It survives the checks' reset on
+	// requeue.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	RetryCount *int32 `json:"retryCount,omitempty"`
+
 	// requeueAfterSeconds is, with Retry, how long the workload waits
 	// before it is queued again; unset: the manager's requeuing backoff.
 	// +optional

@@ -146,6 +146,11 @@ func (in *AdmissionCheckSpec) DeepCopy() *AdmissionCheckSpec {
 func (in *AdmissionCheckState) DeepCopyInto(out *AdmissionCheckState) {
 	*out = *in
 	in.LastTransitionTime.DeepCopyInto(&out.LastTransitionTime)
+	if in.RetryCount != nil {
+		in, out := &in.RetryCount, &out.RetryCount
+		*out = new(int32)
+		**out = **in
+	}
 	if in.RequeueAfterSeconds != nil {
 		in, out := &in.RequeueAfterSeconds, &out.RequeueAfterSeconds
 		*out = new(int32)

@@ -173,6 +173,10 @@ func readKueue(ctx context.Context, dc discovery.DiscoveryInterface, dyn dynamic
 			for _, d := range dropped {
 				report = append(report, fmt.Sprintf("%s %s: %s has no Muster equivalent; left out", k.kind, keyOf(obj), d))
 			}
+			if ac, ok := obj.(*musterv1beta1.AdmissionCheck); ok && ac.Spec.ControllerName != musterv1beta1.ProvisioningRequestControllerName {
+				report = append(report, fmt.Sprintf("AdmissionCheck %s: its controller %s answers Kueue's Workloads, not Muster's; "+
+					"the ClusterQueues naming it admit nothing until a controller marks it Active for Muster", ac.Name, ac.Spec.ControllerName))
+			}
 		}
 	}
 	return objs, report, nil
@@ -246,8 +250,6 @@ func renamed(spec map[string]any, renames map[string]string) map[string]any {
 	return spec
 }
 
-// fungibilityValues maps Kueue v1beta2's MayStopSearch to what it means
-// in each field (v1beta1's, and Muster's, Borrow and Preempt).
 // admissionCheckValues points a check of Kueue's ProvisioningRequest
 // controller at Muster's, and its parameters at Muster's copy of the
 // config. Another controller's check keeps its name: that controller must
@@ -261,6 +263,8 @@ func admissionCheckValues(spec map[string]any) {
 	}
 }
 
+// fungibilityValues maps Kueue v1beta2's MayStopSearch to what it means
+// in each field (v1beta1's, and Muster's, Borrow and Preempt).
 func fungibilityValues(spec map[string]any) {
 	ff, ok := spec["flavorFungibility"].(map[string]any)
 	if !ok {

@@ -95,7 +95,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !workload.HoldsQuota(&wl) {
 		// Requeued or finished: the next reservation asks again, anew.
-		return ctrl.Result{}, c.deleteRequests(ctx, &wl, "")
+		return ctrl.Result{}, c.deleteRequests(ctx, &wl, "", "")
 	}
 	if workload.IsEvicted(&wl) {
 		return ctrl.Result{}, nil // its quota is released next
@@ -162,9 +162,9 @@ func (c *Controller) answer(ctx context.Context, wl *musterv1beta1.Workload, che
 		return &musterv1beta1.AdmissionCheckState{Name: cur.Name, State: musterv1beta1.CheckStateReady,
 			Message: "No pod set requests a resource the autoscaler provides (" + managedList(cfg) + ")"}, 0, nil
 	}
-	attempt := workload.RequeueCount(wl) + 1
+	attempt := workload.CheckRetries(cur) + 1
 	name := requestName(wl.Name, check, attempt)
-	if err := c.deleteRequests(ctx, wl, name); err != nil {
+	if err := c.deleteRequests(ctx, wl, check, name); err != nil {
 		return nil, 0, err
 	}
 	var pr autoscaling.ProvisioningRequest
@@ -180,9 +180,10 @@ func (c *Controller) answer(ctx context.Context, wl *musterv1beta1.Workload, che
 		return pending(fmt.Sprintf("Created ProvisioningRequest %s (attempt %d)", name, attempt)), 0, nil
 	case err != nil:
 		return nil, 0, err
-	case !pr.DeletionTimestamp.IsZero() || pr.CreationTimestamp.Time.Before(workload.ReservedAt(wl)):
+	case !pr.DeletionTimestamp.IsZero() || pr.Annotations[ReservationAnnotation] != reservationOf(wl):
 		// A request of an earlier reservation with this attempt's name
-		// (the workload was preempted, not failed): it is replaced.
+		// (the workload was preempted, not failed; or the cache is behind
+		// the deletion that followed): it is replaced.
 		if err := client.IgnoreNotFound(c.Client.Delete(ctx, &pr)); err != nil {
 			return nil, 0, err
 		}
@@ -231,7 +232,7 @@ func (c *Controller) create(ctx context.Context, wl *musterv1beta1.Workload, che
 	if err != nil {
 		return err
 	}
-	templates, err := podTemplates(wl, name, podSets, infos)
+	templates, err := podTemplates(wl, check, name, podSets, infos)
 	if err != nil {
 		return err
 	}
@@ -241,6 +242,7 @@ func (c *Controller) create(ctx context.Context, wl *musterv1beta1.Workload, che
 		}
 	}
 	pr := provisioningRequest(wl, check, name, podSets, cfg)
+	pr.Annotations = map[string]string{ReservationAnnotation: reservationOf(wl)}
 	if err := c.createOwned(ctx, wl, pr); err != nil {
 		return err
 	}
@@ -261,9 +263,12 @@ func (c *Controller) createOwned(ctx context.Context, wl *musterv1beta1.Workload
 }
 
 // deleteRequests deletes the workload's ProvisioningRequests and
-// PodTemplates, but keep's (and its templates).
-func (c *Controller) deleteRequests(ctx context.Context, wl *musterv1beta1.Workload, keep string) error {
+// PodTemplates of a check (of every check when check is ""), but keep's.
+func (c *Controller) deleteRequests(ctx context.Context, wl *musterv1beta1.Workload, check, keep string) error {
 	sel := client.MatchingLabels{WorkloadLabel: labelValue(wl.Name)}
+	if check != "" {
+		sel[CheckLabel] = labelValue(check)
+	}
 	var prs autoscaling.ProvisioningRequestList
 	if err := c.Client.List(ctx, &prs, client.InNamespace(wl.Namespace), sel); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/internal/podrequests"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // Labels on the objects the check creates, to find them again.
@@ -22,7 +24,18 @@ const (
 	WorkloadLabel = "muster.dev/provisioning-workload"
 	// CheckLabel names its AdmissionCheck.
 	CheckLabel = "muster.dev/admission-check"
+	// ReservationAnnotation records the reservation a request was made
+	// for, so that one of an earlier reservation is never taken for the
+	// current one's, whatever the clocks or the cache say.
+	ReservationAnnotation = "muster.dev/reservation"
 )
+
+// reservationOf identifies the workload's current reservation: its
+// ClusterQueue and the time QuotaReserved turned True, which every new
+// reservation stamps anew.
+func reservationOf(wl *musterv1beta1.Workload) string {
+	return string(wl.Status.Admission.ClusterQueue) + "@" + workload.ReservedAt(wl).UTC().Format(time.RFC3339)
+}
 
 // requestName is the ProvisioningRequest of a workload's check at an
 // attempt: the same name on every replica and after a restart, so a
@@ -76,7 +89,7 @@ func managed(ps *musterv1beta1.PodSet, resources []corev1.ResourceName) bool {
 // tolerations), so that the autoscaler scales the node group the pods
 // will run on. Scheduling gates are left out: the autoscaler must see the
 // pods as schedulable.
-func podTemplates(wl *musterv1beta1.Workload, prName string, podSets []string, infos []jobframework.PodSetInfo) ([]*corev1.PodTemplate, error) {
+func podTemplates(wl *musterv1beta1.Workload, check, prName string, podSets []string, infos []jobframework.PodSetInfo) ([]*corev1.PodTemplate, error) {
 	var out []*corev1.PodTemplate
 	for _, name := range podSets {
 		i := slices.IndexFunc(wl.Spec.PodSets, func(ps musterv1beta1.PodSet) bool { return ps.Name == name })
@@ -90,7 +103,7 @@ func podTemplates(wl *musterv1beta1.Workload, prName string, podSets []string, i
 		}
 		tmpl.Spec.SchedulingGates = nil
 		out = append(out, &corev1.PodTemplate{
-			ObjectMeta: metav1.ObjectMeta{Name: templateName(prName, name), Namespace: wl.Namespace, Labels: labelsFor(wl.Name, "")},
+			ObjectMeta: metav1.ObjectMeta{Name: templateName(prName, name), Namespace: wl.Namespace, Labels: labelsFor(wl.Name, check)},
 			Template:   *tmpl,
 		})
 	}

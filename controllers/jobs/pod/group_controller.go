@@ -154,6 +154,11 @@ func (r *GroupReconciler) follow(ctx context.Context, g *group, wl *musterv1beta
 		controllerutil.AddFinalizer(wl, musterv1beta1.ResourceInUseFinalizer)
 		return r.client.Patch(ctx, wl, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
 	}
+	// Deactivated by an eviction (an admission check's rejection): inactive
+	// before its quota is released, so it is not queued again.
+	if wrote, err := jobframework.FinishDeactivation(ctx, r.client, wl); wrote || err != nil {
+		return err
+	}
 	switch {
 	case !workload.HasQuotaReservation(wl):
 		if waiting := g.waiting(); int32(len(waiting)) < total || !fits(waiting, wl) {

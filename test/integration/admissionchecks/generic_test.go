@@ -90,7 +90,8 @@ func TestRetryReleasesTheQuotaAndQueuesAgainAfterTheBackoff(t *testing.T) {
 	eventually(t, func(g Gomega) {
 		wl := env.WorkloadOfJob(g, j)
 		g.Expect(workload.HoldsQuota(wl)).To(BeFalse())
-		g.Expect(workload.RequeueCount(wl)).To(Equal(int32(1)))
+		g.Expect(workload.CheckRetries(workload.FindCheck(wl, a))).To(Equal(int32(1)))
+		g.Expect(workload.RequeueCount(wl)).To(BeZero(), "a check's retries are not waitForPodsReady's requeues")
 		g.Expect(checkState(g, wl, a)).To(Equal(musterv1beta1.CheckStatePending))
 		c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
 		g.Expect(c).NotTo(BeNil())

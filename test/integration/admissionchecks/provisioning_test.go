@@ -217,3 +217,30 @@ func TestJobWithoutManagedResourcesNeedsNoRequest(t *testing.T) {
 		g.Expect(requestsOf(g, j)).To(BeEmpty())
 	})
 }
+
+func TestTwoProvisioningChecksKeepTheirOwnRequests(t *testing.T) {
+	env.StartManager(t)
+	q, first := provisionedQueue(t, false, 3)
+	second := "prov2-" + q.ns
+	ac, cfg := MakeProvisioningCheck(second, autoscaling.ProvisioningClassCheckCapacity, 3, 1, gpu)
+	createCheck(t, cfg, ac)
+	eventually(t, func(g Gomega) {
+		var got musterv1beta1.AdmissionCheck
+		g.Expect(env.Client.Get(context.Background(), keyOf(second), &got)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, musterv1beta1.AdmissionCheckActive)).To(BeTrue())
+	})
+	setChecks(t, q.cq, first, second)
+	j := q.job(t, "twice", 1, "8")
+	var prs []autoscaling.ProvisioningRequest
+	eventually(t, func(g Gomega) {
+		prs = requestsOf(g, j)
+		g.Expect(prs).To(HaveLen(2))
+	})
+	consistently(t, func(g Gomega) {
+		g.Expect(requestsOf(g, j)).To(HaveLen(2), "one check's request deleted the other's")
+	})
+	for i := range prs {
+		setCondition(t, &prs[i], autoscaling.Provisioned, "Provisioned", "up")
+	}
+	eventually(t, func(g Gomega) { g.Expect(*env.GetJob(g, j).Spec.Suspend).To(BeFalse()) })
+}
