@@ -143,10 +143,10 @@ func toNode(n *corev1.Node) *core.Node {
 }
 
 // nodeLabels are a node's labels, with kubernetes.io/hostname its name
-// when it has none: the kubelet sets it, but a node made by other means (a
-// cloud provider's, an autoscaler's kwok node) may lack it, and node fit
-// and the topologies know nodes by it. The ungater sends pods to such a
-// node by its name (jobframework.HostnameOf).
+// when it has none: the kubelet sets it, but a node made by other means
+// (an autoscaler's kwok node) may lack it, and node fit knows nodes by it.
+// Such a node can be counted, not pinned to: a Topology or node fit Pin
+// sends pods by a hostname node selector, which it cannot match.
 func nodeLabels(n *corev1.Node) map[string]string {
 	if _, ok := n.Labels[corev1.LabelHostname]; ok {
 		return n.Labels
