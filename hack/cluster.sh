@@ -497,24 +497,9 @@ operator_jobset() {
   kubectl kustomize "$js/config/components/webhook" |
     (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$port" -ca "$run/pki/ca.crt" -prefix jobset-) |
     kubectl apply -f - >/dev/null
-  cat >"$run/jobset-config.yaml" <<CONFIG
-apiVersion: config.jobset.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: $port
-  certDir: $run/pki/webhook
-metrics:
-  bindAddress: 127.0.0.1:0
-health:
-  healthProbeBindAddress: 127.0.0.1:0
-CONFIG
+  controller_config "$run/jobset-config.yaml" config.jobset.x-k8s.io/v1alpha1 "$port"
   start jobset-operator "$bin/jobset-operator" --kubeconfig "$kubeconfig" --config "$run/jobset-config.yaml"
-  wait_for "the JobSet webhooks" 60 jobset_webhook_serves "$port"
+  wait_for "the JobSet webhooks" 60 webhook_serves "$port"
 }
 
 # operator_mpi: the MPI operator (MPIJob v2beta1). It has no webhooks; it
@@ -542,24 +527,9 @@ operator_lws() {
     (cd "$root" && go run ./hack/localwebhooks -url "https://127.0.0.1:$port" -ca "$run/pki/ca.crt" -prefix lws-) |
     kubectl apply -f - >/dev/null
   kubectl create namespace lws-system --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-  cat >"$run/lws-config.yaml" <<CONFIG
-apiVersion: config.lws.x-k8s.io/v1alpha1
-kind: Configuration
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: $port
-  certDir: $run/pki/webhook
-metrics:
-  bindAddress: 127.0.0.1:0
-health:
-  healthProbeBindAddress: 127.0.0.1:0
-CONFIG
+  controller_config "$run/lws-config.yaml" config.lws.x-k8s.io/v1alpha1 "$port"
   start lws-operator "$bin/lws-operator" --kubeconfig "$kubeconfig" --config "$run/lws-config.yaml"
-  wait_for "the LeaderWorkerSet webhooks" 60 jobset_webhook_serves "$port"
+  wait_for "the LeaderWorkerSet webhooks" 60 webhook_serves "$port"
 }
 
 # operator_trainer: Kubeflow Trainer v2's controller manager (TrainJob on
@@ -595,7 +565,7 @@ health:
   healthProbeBindAddress: 127.0.0.1:0
 CONFIG
   TMPDIR=$run/trainer-tmp KUBECONFIG=$kubeconfig start trainer-operator "$bin/trainer-operator" --config "$run/trainer-config.yaml"
-  wait_for "the Kubeflow Trainer webhooks" 60 jobset_webhook_serves "$port"
+  wait_for "the Kubeflow Trainer webhooks" 60 webhook_serves "$port"
 }
 
 # operator_appwrapper: CodeFlare's AppWrapper controller, without its
@@ -716,7 +686,30 @@ CONFIG
   wait_for "the cluster autoscaler's first loop" 60 kubectl -n "$ns" get configmap cluster-autoscaler-status
 }
 
-jobset_webhook_serves() {
+# controller_config FILE APIVERSION PORT writes the Configuration that the
+# kubebuilder-style operators (JobSet, LWS) share: no leader election, no
+# certificate management of their own, webhooks on PORT with Muster's
+# webhook certificate, metrics and health on free loopback ports.
+controller_config() {
+  cat >"$1" <<CONFIG
+apiVersion: $2
+kind: Configuration
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+webhook:
+  host: 127.0.0.1
+  port: $3
+  certDir: $run/pki/webhook
+metrics:
+  bindAddress: 127.0.0.1:0
+health:
+  healthProbeBindAddress: 127.0.0.1:0
+CONFIG
+}
+
+webhook_serves() {
   curl -s --cacert "$run/pki/ca.crt" -o /dev/null "https://127.0.0.1:$1/"
 }
 

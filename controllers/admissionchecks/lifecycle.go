@@ -3,7 +3,6 @@ package admissionchecks
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +21,7 @@ import (
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 	"github.com/musterhq/muster/controllers/conflict"
 	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/wlstatus"
 	"github.com/musterhq/muster/internal/workload"
 )
@@ -72,7 +72,7 @@ func (r *Lifecycle) syncWithQueue(ctx context.Context, wl *musterv1beta1.Workloa
 	if err := r.Client.Get(ctx, client.ObjectKey{Name: string(wl.Status.Admission.ClusterQueue)}, &cq); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	names := ChecksFor(&cq.Spec, wl.Status.Admission)
+	names := scheduling.ChecksFor(&cq.Spec, wl.Status.Admission)
 	now := r.Clock.Now()
 	return wlstatus.Patch(ctx, r.Client, wl, func(wl *musterv1beta1.Workload) bool {
 		if !workload.SyncChecks(wl, names, now) {
@@ -82,35 +82,6 @@ func (r *Lifecycle) syncWithQueue(ctx context.Context, wl *musterv1beta1.Workloa
 		workload.AdmitChecked(wl, now)
 		return true
 	})
-}
-
-// ChecksFor names the checks of a ClusterQueue that apply to an admission:
-// every one of admissionChecks, and those of admissionChecksStrategy whose
-// onFlavors (none: all) hold a flavor the admission takes.
-func ChecksFor(spec *musterv1beta1.ClusterQueueSpec, adm *musterv1beta1.Admission) []string {
-	names := make([]string, 0, len(spec.AdmissionChecks))
-	for _, n := range spec.AdmissionChecks {
-		names = append(names, string(n))
-	}
-	if st := spec.AdmissionChecksStrategy; st != nil {
-		for _, rule := range st.AdmissionChecks {
-			if len(rule.OnFlavors) == 0 || takesAny(adm, rule.OnFlavors) {
-				names = append(names, string(rule.Name))
-			}
-		}
-	}
-	return names
-}
-
-func takesAny(adm *musterv1beta1.Admission, flavors []musterv1beta1.ResourceFlavorReference) bool {
-	for _, psa := range adm.PodSetAssignments {
-		for _, f := range psa.Flavors {
-			if slices.Contains(flavors, f) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // follow applies what the checks say: a rejection deactivates, a retry

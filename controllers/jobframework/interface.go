@@ -212,12 +212,7 @@ func (k *MetaKeys) annotations() []string {
 // mergeMeta adds labels or annotations, replacing a key the template has:
 // what an admission check adds is the check's to say (a template still
 // carrying an earlier attempt's value must not keep the job from starting).
-func mergeMeta(dst *map[string]string, add map[string]string) {
-	if len(add) > 0 && *dst == nil {
-		*dst = map[string]string{}
-	}
-	maps.Copy(*dst, add)
-}
+func mergeMeta(dst *map[string]string, add map[string]string) { *dst = withAll(*dst, add) }
 
 // restoreMeta sets keys back to their original values and drops the keys
 // that were added, reporting whether anything changed.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/internal/workload"
 )
 
 // Label values of the pending gauges' status and the attempts' result.
@@ -271,15 +272,7 @@ func ReportQuotaReserved(w Workload, waited time.Duration) {
 // ReportAdmittedAfterChecks counts the admission, at now, of a workload
 // whose admission checks passed after it reserved quota.
 func ReportAdmittedAfterChecks(wl *musterv1beta1.Workload, now time.Time) {
-	ReportAdmitted(WorkloadOf(wl), now.Sub(QueuedAt(wl)), now.Sub(reservedAt(wl)))
-}
-
-// reservedAt is when the workload's quota was reserved.
-func reservedAt(wl *musterv1beta1.Workload) time.Time {
-	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); c != nil {
-		return c.LastTransitionTime.Time
-	}
-	return time.Time{}
+	ReportAdmitted(WorkloadOf(wl), now.Sub(QueuedAt(wl)), now.Sub(workload.ReservedAt(wl)))
 }
 
 // ReportAdmitted counts a workload's admission, waited after it was

@@ -120,6 +120,21 @@ func toCheckRules(spec *musterv1beta1.ClusterQueueSpec) []core.CheckRule {
 	return out
 }
 
+// ChecksFor names the admission checks of a ClusterQueue that apply to an
+// admission, as the core decides it at reservation (core.ChecksFor).
+func ChecksFor(spec *musterv1beta1.ClusterQueueSpec, adm *musterv1beta1.Admission) []string {
+	q := core.ClusterQueue{Checks: toCheckRules(spec)}
+	flavors := &core.Admission{}
+	for _, psa := range adm.PodSetAssignments {
+		a := core.PodSetAssignment{Flavors: map[string]string{}}
+		for res, f := range psa.Flavors {
+			a.Flavors[string(res)] = string(f)
+		}
+		flavors.PodSets = append(flavors.PodSets, a)
+	}
+	return q.ChecksFor(flavors)
+}
+
 // seconds is an optional count of seconds as a duration; unset is 0.
 func seconds(s *int32) time.Duration {
 	return time.Duration(ptr.Deref(s, 0)) * time.Second

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -103,25 +104,11 @@ func SetCheckState(wl *musterv1beta1.Workload, st musterv1beta1.AdmissionCheckSt
 		// is released, so stopping the job takes it out again.
 		st.PodSetUpdates = old.PodSetUpdates
 	}
-	if checkStateEqual(old, &st) {
+	if equality.Semantic.DeepEqual(*old, st) {
 		return false
 	}
 	*old = st
 	return true
-}
-
-func checkStateEqual(a, b *musterv1beta1.AdmissionCheckState) bool {
-	return a.State == b.State && a.Message == b.Message && a.LastTransitionTime.Equal(&b.LastTransitionTime) &&
-		ptrEqual(a.RequeueAfterSeconds, b.RequeueAfterSeconds) && ptrEqual(a.RetryCount, b.RetryCount) &&
-		podSetUpdatesEqual(a.PodSetUpdates, b.PodSetUpdates)
-}
-
-func ptrEqual(a, b *int32) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-
-func podSetUpdatesEqual(a, b []musterv1beta1.PodSetUpdate) bool {
-	return slices.EqualFunc(a, b, func(x, y musterv1beta1.PodSetUpdate) bool {
-		return fmt.Sprint(x) == fmt.Sprint(y)
-	})
 }
 
 // ChecksReady reports whether every check of the workload is Ready (true

@@ -91,20 +91,6 @@ func gpuNodesJob(ns, name string, pods int32) *batchv1.Job {
 	return j
 }
 
-func workloadOfJob(g Gomega, j *batchv1.Job) *musterv1beta1.Workload {
-	var job batchv1.Job
-	g.Expect(c.Get(context.Background(), client.ObjectKeyFromObject(j), &job)).To(Succeed())
-	var wls musterv1beta1.WorkloadList
-	g.Expect(c.List(context.Background(), &wls, client.InNamespace(j.Namespace))).To(Succeed())
-	for i := range wls.Items {
-		if metav1.IsControlledBy(&wls.Items[i], &job) {
-			return &wls.Items[i]
-		}
-	}
-	g.Expect(wls.Items).To(ContainElement(HaveField("ObjectMeta.Name", ContainSubstring(j.Name))), "no workload of job %s yet", j.Name)
-	return nil
-}
-
 func requestsOf(g Gomega, ns string) []autoscaling.ProvisioningRequest {
 	var prs autoscaling.ProvisioningRequestList
 	g.Expect(c.List(context.Background(), &prs, client.InNamespace(ns))).To(Succeed())
@@ -126,7 +112,7 @@ func TestJobOnAnEmptyPoolIsAdmittedOnceItsNodesExistAndRunsThere(t *testing.T) {
 	// Quota reserved, its placement delayed, the job suspended while the
 	// autoscaler works.
 	NewWithT(t).Eventually(func(g Gomega) {
-		wl := workloadOfJob(g, j)
+		wl := workloadOf(g, j.Namespace, "Job", j.Name)
 		g.Expect(workload.HoldsQuota(wl)).To(BeTrue())
 		g.Expect(workload.IsAdmitted(wl)).To(BeFalse())
 		g.Expect(wl.Status.Admission.PodSetAssignments[0].DelayedTopologyRequest).To(HaveValue(Equal(musterv1beta1.DelayedTopologyRequestPending)))
@@ -144,7 +130,7 @@ func TestJobOnAnEmptyPoolIsAdmittedOnceItsNodesExistAndRunsThere(t *testing.T) {
 	// They run on the two nodes the autoscaler made for them, one each,
 	// and the job was admitted only once those nodes existed.
 	NewWithT(t).Expect(slices.Compact(slices.Sorted(slices.Values(nodes)))).To(HaveLen(2))
-	wl := workloadOfJob(NewWithT(t), j)
+	wl := workloadOf(NewWithT(t), j.Namespace, "Job", j.Name)
 	admitted := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted).LastTransitionTime
 	for _, name := range nodes {
 		var n corev1.Node
@@ -177,7 +163,7 @@ func TestOverThePoolsMaximumOneRunsTheOtherWaitsWithTheAutoscalersReason(t *test
 	}).WithTimeout(provisionTimeout).Should(Succeed())
 	t.Logf("%s runs; %s waits", running.Name, waiting.Name)
 	NewWithT(t).Eventually(func(g Gomega) {
-		wl := workloadOfJob(g, waiting)
+		wl := workloadOf(g, waiting.Namespace, "Job", waiting.Name)
 		g.Expect(workload.HoldsQuota(wl)).To(BeTrue())
 		g.Expect(workload.IsAdmitted(wl)).To(BeFalse())
 		st := wl.Status.AdmissionChecks[0]
@@ -203,7 +189,7 @@ func TestFailedProvisioningRetriesWithBackoffThenRejectsWithTheAutoscalersMessag
 	fail := func(attempt string) {
 		NewWithT(t).Eventually(func(g Gomega) {
 			var pr autoscaling.ProvisioningRequest
-			g.Expect(c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: workloadOfJob(g, j).Name + "-prov-" + ns + "-" + attempt}, &pr)).To(Succeed())
+			g.Expect(c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: workloadOf(g, j.Namespace, "Job", j.Name).Name + "-prov-" + ns + "-" + attempt}, &pr)).To(Succeed())
 			meta.SetStatusCondition(&pr.Status.Conditions, metav1.Condition{Type: autoscaling.Failed, Status: metav1.ConditionTrue,
 				Reason: "OutOfStock", Message: "the zone has no a100 left"})
 			g.Expect(c.Status().Update(context.Background(), &pr)).To(Succeed())
@@ -211,7 +197,7 @@ func TestFailedProvisioningRetriesWithBackoffThenRejectsWithTheAutoscalersMessag
 	}
 	fail("1")
 	NewWithT(t).Eventually(func(g Gomega) {
-		wl := workloadOfJob(g, j)
+		wl := workloadOf(g, j.Namespace, "Job", j.Name)
 		g.Expect(workload.CheckRetries(&wl.Status.AdmissionChecks[0])).To(Equal(int32(1)))
 		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadRequeued)
 		g.Expect(cond).NotTo(BeNil())
@@ -219,7 +205,7 @@ func TestFailedProvisioningRetriesWithBackoffThenRejectsWithTheAutoscalersMessag
 	}).WithTimeout(timeout).Should(Succeed())
 	fail("2")
 	NewWithT(t).Eventually(func(g Gomega) {
-		wl := workloadOfJob(g, j)
+		wl := workloadOf(g, j.Namespace, "Job", j.Name)
 		g.Expect(workload.IsActive(wl)).To(BeFalse())
 		cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadEvicted)
 		g.Expect(cond).NotTo(BeNil())

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
@@ -102,8 +103,8 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var res ctrl.Result
 	answers := map[string]musterv1beta1.AdmissionCheckState{}
-	for _, name := range checks {
-		st, wait, err := c.answer(ctx, &wl, name)
+	for _, ac := range checks {
+		st, wait, err := c.answer(ctx, &wl, ac)
 		if err != nil {
 			return conflict.Requeue(ctx, ctrl.Result{}, err)
 		}
@@ -111,7 +112,7 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			res.RequeueAfter = wait
 		}
 		if st != nil {
-			answers[name] = *st
+			answers[ac.Name] = *st
 		}
 	}
 	now := c.Clock.Now()
@@ -125,18 +126,18 @@ func (c *Controller) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return conflict.Requeue(ctx, res, err)
 }
 
-// ownChecks names the workload's checks that this controller answers, in
+// ownChecks are the workload's checks that this controller answers, in
 // the workload's order.
-func (c *Controller) ownChecks(ctx context.Context, wl *musterv1beta1.Workload) ([]string, error) {
-	var out []string
+func (c *Controller) ownChecks(ctx context.Context, wl *musterv1beta1.Workload) ([]*musterv1beta1.AdmissionCheck, error) {
+	var out []*musterv1beta1.AdmissionCheck
 	for _, st := range wl.Status.AdmissionChecks {
-		var ac musterv1beta1.AdmissionCheck
-		err := c.Client.Get(ctx, types.NamespacedName{Name: string(st.Name)}, &ac)
+		ac := &musterv1beta1.AdmissionCheck{}
+		err := c.Client.Get(ctx, types.NamespacedName{Name: string(st.Name)}, ac)
 		if client.IgnoreNotFound(err) != nil {
 			return nil, err
 		}
 		if err == nil && ac.Spec.ControllerName == musterv1beta1.ProvisioningRequestControllerName {
-			out = append(out, string(st.Name))
+			out = append(out, ac)
 		}
 	}
 	return out, nil
@@ -145,7 +146,8 @@ func (c *Controller) ownChecks(ctx context.Context, wl *musterv1beta1.Workload) 
 // answer is the state of one check for a workload that holds quota: it
 // creates the attempt's request when there is none, and reads the
 // request's conditions otherwise. A nil state leaves the check as it is.
-func (c *Controller) answer(ctx context.Context, wl *musterv1beta1.Workload, check string) (*musterv1beta1.AdmissionCheckState, time.Duration, error) {
+func (c *Controller) answer(ctx context.Context, wl *musterv1beta1.Workload, ac *musterv1beta1.AdmissionCheck) (*musterv1beta1.AdmissionCheckState, time.Duration, error) {
+	check := ac.Name
 	cur := workload.FindCheck(wl, check)
 	if cur.State == musterv1beta1.CheckStateRetry || cur.State == musterv1beta1.CheckStateRejected {
 		return nil, 0, nil // the lifecycle acts on it
@@ -153,7 +155,7 @@ func (c *Controller) answer(ctx context.Context, wl *musterv1beta1.Workload, che
 	pending := func(msg string) *musterv1beta1.AdmissionCheckState {
 		return &musterv1beta1.AdmissionCheckState{Name: cur.Name, State: musterv1beta1.CheckStatePending, Message: msg}
 	}
-	cfg, err := c.configOf(ctx, check)
+	cfg, err := c.configOf(ctx, ac)
 	if err != nil || cfg == nil {
 		return pending("Waiting for the check's ProvisioningRequestConfig"), 0, err
 	}
@@ -209,11 +211,7 @@ func managedList(cfg *musterv1beta1.ProvisioningRequestConfig) string {
 
 // configOf is the ProvisioningRequestConfig a check names; nil when it
 // names none that exists (the check is then not Active).
-func (c *Controller) configOf(ctx context.Context, check string) (*musterv1beta1.ProvisioningRequestConfig, error) {
-	var ac musterv1beta1.AdmissionCheck
-	if err := c.Client.Get(ctx, types.NamespacedName{Name: check}, &ac); err != nil {
-		return nil, client.IgnoreNotFound(err)
-	}
+func (c *Controller) configOf(ctx context.Context, ac *musterv1beta1.AdmissionCheck) (*musterv1beta1.ProvisioningRequestConfig, error) {
 	if ac.Spec.Parameters == nil {
 		return nil, nil
 	}
@@ -275,7 +273,7 @@ func (c *Controller) deleteRequests(ctx context.Context, wl *musterv1beta1.Workl
 	}
 	for i := range prs.Items {
 		pr := &prs.Items[i]
-		if pr.Name == keep || !metaOwnedBy(pr, wl) || !pr.DeletionTimestamp.IsZero() {
+		if pr.Name == keep || !metav1.IsControlledBy(pr, wl) || !pr.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if err := client.IgnoreNotFound(c.Client.Delete(ctx, pr)); err != nil {
@@ -289,7 +287,7 @@ func (c *Controller) deleteRequests(ctx context.Context, wl *musterv1beta1.Workl
 	}
 	for i := range pts.Items {
 		pt := &pts.Items[i]
-		if (keep != "" && strings.HasPrefix(pt.Name, "ppt-"+keep+"-")) || !metaOwnedBy(pt, wl) || !pt.DeletionTimestamp.IsZero() {
+		if (keep != "" && strings.HasPrefix(pt.Name, "ppt-"+keep+"-")) || !metav1.IsControlledBy(pt, wl) || !pt.DeletionTimestamp.IsZero() {
 			continue
 		}
 		if err := client.IgnoreNotFound(c.Client.Delete(ctx, pt)); err != nil {
@@ -297,15 +295,6 @@ func (c *Controller) deleteRequests(ctx context.Context, wl *musterv1beta1.Workl
 		}
 	}
 	return nil
-}
-
-func metaOwnedBy(obj client.Object, wl *musterv1beta1.Workload) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.UID == wl.UID {
-			return true
-		}
-	}
-	return false
 }
 
 // apiWaiter starts the workload reconciler once the ProvisioningRequest

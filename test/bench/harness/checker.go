@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -50,21 +49,11 @@ type Checker struct {
 
 // NewChecker watches the target's Workloads that match selector.
 func NewChecker(dyn dynamic.Interface, t Target, cfg *AdmissionCheckConfig, selector string) *Checker {
-	gvr := t.Resource("Workload")
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll,
-		func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	c := &Checker{
-		client: dyn.Resource(gvr), informer: factory.ForResource(gvr).Informer(),
+		client: dyn.Resource(t.Resource("Workload")), informer: workloadInformer(dyn, t, selector),
 		min: time.Duration(cfg.MinDelayMs) * time.Millisecond, max: time.Duration(cfg.MaxDelayMs) * time.Millisecond,
 		answering: map[string]bool{},
 	}
-	_ = c.informer.SetTransform(func(o any) (any, error) {
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			u.SetManagedFields(nil)
-			delete(u.Object, "spec")
-		}
-		return o, nil
-	})
 	_, _ = c.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { c.observe(o) },
 		UpdateFunc: func(_, o any) { c.observe(o) },

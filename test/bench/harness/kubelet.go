@@ -16,6 +16,23 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
+// workloadInformer watches the target's Workloads that match selector,
+// keeping only their metadata and status: the spec does not matter to the
+// harness, and dropping it keeps 100k watched workloads cheap.
+func workloadInformer(dyn dynamic.Interface, t Target, selector string) cache.SharedIndexInformer {
+	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll,
+		func(o *metav1.ListOptions) { o.LabelSelector = selector })
+	inf := factory.ForResource(t.Resource("Workload")).Informer()
+	_ = inf.SetTransform(func(o any) (any, error) {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			u.SetManagedFields(nil)
+			delete(u.Object, "spec")
+		}
+		return o, nil
+	})
+	return inf
+}
+
 // Kubelet stands in for the jobs: it finishes an admitted workload
 // runtimeMs after it saw the admission, and completes an eviction (the job
 // stopped, quota handed back) as soon as it sees one — what Kueue's
@@ -50,23 +67,12 @@ type action struct {
 // NewKubelet watches the target's Workloads that match selector.
 func NewKubelet(dyn dynamic.Interface, target Target, rec *Recorder, selector string) *Kubelet {
 	gvr := target.Resource("Workload")
-	factory := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, metav1.NamespaceAll,
-		func(o *metav1.ListOptions) { o.LabelSelector = selector })
 	k := &Kubelet{
 		target: target, client: dyn.Resource(gvr), recorder: rec,
-		informer:   factory.ForResource(gvr).Informer(),
+		informer:   workloadInformer(dyn, target, selector),
 		queue:      workqueue.NewTyped[action](),
 		admissions: map[string]int{}, running: map[string]bool{}, hold: map[string]bool{},
 	}
-	// Only status and labels matter here; dropping the rest keeps 100k
-	// watched workloads cheap.
-	_ = k.informer.SetTransform(func(o any) (any, error) {
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			u.SetManagedFields(nil)
-			delete(u.Object, "spec")
-		}
-		return o, nil
-	})
 	_, _ = k.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(o any) { k.observe(o) },
 		UpdateFunc: func(_, o any) { k.observe(o) },

@@ -45,10 +45,7 @@ func TestJobRunsOnlyOnceEveryCheckIsReadyWithWhatTheChecksAdd(t *testing.T) {
 	env.StartManager(t)
 	q := newCheckedQueue(t, "8", false)
 	a, b := "approve-"+q.ns, "budget-"+q.ns
-	createCheck(t, MakeAdmissionCheck(a, approval), MakeAdmissionCheck(b, approval))
-	setActive(t, a, true)
-	setActive(t, b, true)
-	setChecks(t, q.cq, a, b)
+	activeChecks(t, q.cq, a, b)
 	j := q.job(t, "trainer", 2, "2")
 	expectWaitingForChecks(t, j)
 
@@ -76,9 +73,7 @@ func TestRetryReleasesTheQuotaAndQueuesAgainAfterTheBackoff(t *testing.T) {
 	env.StartManager(t)
 	q := newCheckedQueue(t, "8", false)
 	a := "approve-" + q.ns
-	createCheck(t, MakeAdmissionCheck(a, approval))
-	setActive(t, a, true)
-	setChecks(t, q.cq, a)
+	activeChecks(t, q.cq, a)
 	j := q.job(t, "retried", 1, "8")
 	expectWaitingForChecks(t, j)
 	other := q.job(t, "behind", 1, "8")
@@ -106,9 +101,7 @@ func TestRejectedDeactivatesWithTheChecksMessage(t *testing.T) {
 	env.StartManager(t)
 	q := newCheckedQueue(t, "8", false)
 	a := "approve-" + q.ns
-	createCheck(t, MakeAdmissionCheck(a, approval))
-	setActive(t, a, true)
-	setChecks(t, q.cq, a)
+	activeChecks(t, q.cq, a)
 	j := q.job(t, "rejected", 1, "1")
 	expectWaitingForChecks(t, j)
 	answer(t, j, musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(a), State: musterv1beta1.CheckStateRejected, Message: "over the team's budget"})
@@ -130,8 +123,7 @@ func TestChecksApplyOnlyToTheirFlavors(t *testing.T) {
 	env.StartManager(t)
 	q := newCheckedQueue(t, "8", false)
 	a := "spot-only-" + q.ns
-	createCheck(t, MakeAdmissionCheck(a, approval))
-	setActive(t, a, true)
+	activeChecks(t, "", a)
 	eventually(t, func(g Gomega) {
 		var cq musterv1beta1.ClusterQueue
 		g.Expect(env.Client.Get(context.Background(), keyOf(q.cq), &cq)).To(Succeed())
@@ -151,10 +143,7 @@ func TestCheckTakenOffTheQueueNoLongerHoldsItsWorkloads(t *testing.T) {
 	env.StartManager(t)
 	q := newCheckedQueue(t, "8", false)
 	a, b := "approve-"+q.ns, "budget-"+q.ns
-	createCheck(t, MakeAdmissionCheck(a, approval), MakeAdmissionCheck(b, approval))
-	setActive(t, a, true)
-	setActive(t, b, true)
-	setChecks(t, q.cq, a, b)
+	activeChecks(t, q.cq, a, b)
 	j := q.job(t, "held", 1, "1")
 	expectWaitingForChecks(t, j)
 	answer(t, j, musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(a), State: musterv1beta1.CheckStateReady})

@@ -146,3 +146,27 @@ func setChecks(t *testing.T, cq string, checks ...string) {
 }
 
 func keyOf(name string) client.ObjectKey { return client.ObjectKey{Name: name} }
+
+// activeChecks creates third-party checks (approval), marks them Active
+// as their controller would and, for a ClusterQueue named, makes them its
+// checks.
+func activeChecks(t *testing.T, cq string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		createCheck(t, MakeAdmissionCheck(n, approval))
+		setActive(t, n, true)
+	}
+	if cq != "" {
+		setChecks(t, cq, names...)
+	}
+}
+
+// expectCheckActive waits for an AdmissionCheck's Active condition.
+func expectCheckActive(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, func(g Gomega) {
+		var got musterv1beta1.AdmissionCheck
+		g.Expect(env.Client.Get(context.Background(), keyOf(name), &got)).To(Succeed())
+		g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, musterv1beta1.AdmissionCheckActive)).To(BeTrue())
+	})
+}

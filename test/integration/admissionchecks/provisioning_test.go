@@ -30,11 +30,7 @@ func provisionedQueue(t *testing.T, nodeFit bool, limit int32) (checkedQueue, st
 	check := "prov-" + q.ns
 	ac, cfg := MakeProvisioningCheck(check, atomic, limit, 1, gpu)
 	createCheck(t, cfg, ac)
-	eventually(t, func(g Gomega) {
-		var got musterv1beta1.AdmissionCheck
-		g.Expect(env.Client.Get(context.Background(), keyOf(check), &got)).To(Succeed())
-		g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, musterv1beta1.AdmissionCheckActive)).To(BeTrue())
-	})
+	expectCheckActive(t, check)
 	setChecks(t, q.cq, check)
 	return q, check
 }
@@ -193,11 +189,7 @@ func TestCheckIsActiveOnlyWithItsConfig(t *testing.T) {
 		g.Expect(c.Message).To(ContainSubstring("ProvisioningRequestConfig " + cfg.Name + " not found"))
 	})
 	createCheck(t, cfg)
-	eventually(t, func(g Gomega) {
-		var got musterv1beta1.AdmissionCheck
-		g.Expect(env.Client.Get(context.Background(), keyOf(ac.Name), &got)).To(Succeed())
-		g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, musterv1beta1.AdmissionCheckActive)).To(BeTrue())
-	})
+	expectCheckActive(t, ac.Name)
 }
 
 func TestJobWithoutManagedResourcesNeedsNoRequest(t *testing.T) {
@@ -224,11 +216,7 @@ func TestTwoProvisioningChecksKeepTheirOwnRequests(t *testing.T) {
 	second := "prov2-" + q.ns
 	ac, cfg := MakeProvisioningCheck(second, autoscaling.ProvisioningClassCheckCapacity, 3, 1, gpu)
 	createCheck(t, cfg, ac)
-	eventually(t, func(g Gomega) {
-		var got musterv1beta1.AdmissionCheck
-		g.Expect(env.Client.Get(context.Background(), keyOf(second), &got)).To(Succeed())
-		g.Expect(meta.IsStatusConditionTrue(got.Status.Conditions, musterv1beta1.AdmissionCheckActive)).To(BeTrue())
-	})
+	expectCheckActive(t, second)
 	setChecks(t, q.cq, first, second)
 	j := q.job(t, "twice", 1, "8")
 	var prs []autoscaling.ProvisioningRequest
