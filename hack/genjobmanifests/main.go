@@ -88,7 +88,8 @@ func userRoles(kinds []jobframework.Integration) []byte {
 #
 # Roles for the people who use Muster, to bind as the cluster needs.
 # batch-admin: defines the quota (ClusterQueues, Cohorts, ResourceFlavors,
-# WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfigs) and
+# WorkloadPriorityClasses, AdmissionChecks, ProvisioningRequestConfigs,
+# MultiClusterConfigs, MultiClusters) and
 # manages LocalQueues.
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -96,10 +97,10 @@ metadata:
   name: batch-admin
 rules:
 - apiGroups: [muster.dev]
-  resources: [clusterqueues, cohorts, resourceflavors, workloadpriorityclasses, localqueues, admissionchecks, provisioningrequestconfigs]
+  resources: [clusterqueues, cohorts, resourceflavors, workloadpriorityclasses, localqueues, admissionchecks, provisioningrequestconfigs, multiclusterconfigs, multiclusters]
   verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [muster.dev]
-  resources: [clusterqueues/status, cohorts/status, localqueues/status, admissionchecks/status, workloads, workloads/status]
+  resources: [clusterqueues/status, cohorts/status, localqueues/status, admissionchecks/status, multiclusters/status, workloads, workloads/status]
   verbs: [get, list, watch]
 - apiGroups: [visibility.muster.dev]
   resources: [clusterqueues/pendingworkloads, localqueues/pendingworkloads, workloads/explanation]

@@ -81,6 +81,38 @@ type Configuration struct {
 	// GangScheduling is the gang scheduler admitted jobs are handed to,
 	// unless their ClusterQueue names another (docs/gang-scheduling.md).
 	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`
+
+	// MultiCluster configures the dispatch of workloads to worker clusters
+	// by muster.dev/multicluster admission checks (docs/multi-cluster.md).
+	MultiCluster *MultiCluster `json:"multiCluster,omitempty"`
+}
+
+// The dispatchers of a multi-cluster check.
+const (
+	// AllAtOnceDispatcher sends a workload's copies to every active worker
+	// cluster of its check at once.
+	AllAtOnceDispatcher = "AllAtOnce"
+	// IncrementalDispatcher sends them to a few worker clusters at a time,
+	// adding more each round that none of them reserves quota.
+	IncrementalDispatcher = "Incremental"
+)
+
+// MultiCluster configures the dispatch of workloads to worker clusters.
+type MultiCluster struct {
+	// Origin is the value of the muster.dev/multicluster-origin label on
+	// what this manager creates in the worker clusters; managers sharing a
+	// worker need different origins. Default "muster".
+	Origin string `json:"origin,omitempty"`
+	// GCInterval is how often the worker clusters are swept for copies
+	// whose workload in this manager is gone or was sent elsewhere. 0
+	// turns the sweep off. Default 1m, as Kueue's.
+	GCInterval *metav1.Duration `json:"gcInterval,omitempty"`
+	// WorkerLostTimeout is how long a workload waits for the worker
+	// cluster it runs in to answer again before it is dispatched anew.
+	// Default 15m, as Kueue's.
+	WorkerLostTimeout *metav1.Duration `json:"workerLostTimeout,omitempty"`
+	// Dispatcher is AllAtOnce (the default) or Incremental.
+	Dispatcher string `json:"dispatcher,omitempty"`
 }
 
 // GangScheduling configures the hand-off of admitted jobs to a gang

@@ -27,6 +27,9 @@ const (
 	DefaultNodeFailureGracePeriod = 30 * time.Second
 	DefaultBackoffBaseSeconds     = 60
 	DefaultBackoffMaxSeconds      = 3600
+	DefaultMultiClusterOrigin     = "muster"
+	DefaultMultiClusterGCInterval = time.Minute
+	DefaultWorkerLostTimeout      = 15 * time.Minute
 )
 
 // SetDefaults fills every field the user left out but
@@ -96,6 +99,26 @@ func SetDefaults(c *Configuration) {
 		c.NodeFailureGracePeriod = &metav1.Duration{Duration: DefaultNodeFailureGracePeriod}
 	}
 	setGangDefaults(c)
+	setMultiClusterDefaults(c)
+}
+
+func setMultiClusterDefaults(c *Configuration) {
+	if c.MultiCluster == nil {
+		c.MultiCluster = &MultiCluster{}
+	}
+	m := c.MultiCluster
+	if m.Origin == "" {
+		m.Origin = DefaultMultiClusterOrigin
+	}
+	if m.GCInterval == nil {
+		m.GCInterval = &metav1.Duration{Duration: DefaultMultiClusterGCInterval}
+	}
+	if m.WorkerLostTimeout == nil {
+		m.WorkerLostTimeout = &metav1.Duration{Duration: DefaultWorkerLostTimeout}
+	}
+	if m.Dispatcher == "" {
+		m.Dispatcher = AllAtOnceDispatcher
+	}
 }
 
 // GangProviders are the gang schedulers a configuration may name, and the

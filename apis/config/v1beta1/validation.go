@@ -38,6 +38,7 @@ func Validate(c *Configuration) field.ErrorList {
 	errs = append(errs, validatePodsReady(c.WaitForPodsReady, field.NewPath("waitForPodsReady"))...)
 	errs = append(errs, validateGang(c.GangScheduling, field.NewPath("gangScheduling"))...)
 	errs = append(errs, validateFairSharing(c.FairSharing, field.NewPath("fairSharing"))...)
+	errs = append(errs, validateMultiCluster(c.MultiCluster, field.NewPath("multiCluster"))...)
 	le := c.LeaderElection
 	if *le.LeaderElect && le.LeaseDuration.Duration <= le.RenewDeadline.Duration {
 		errs = append(errs, field.Invalid(field.NewPath("leaderElection", "leaseDuration"), le.LeaseDuration.Duration.String(), "must be greater than renewDeadline"))
@@ -106,6 +107,26 @@ func validateGang(g *GangScheduling, path *field.Path) field.ErrorList {
 		for _, msg := range validation.IsDNS1123Subdomain(n) {
 			errs = append(errs, field.Invalid(path.Child("schedulerNames").Key(p), n, msg))
 		}
+	}
+	return errs
+}
+
+func validateMultiCluster(m *MultiCluster, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, msg := range validation.IsValidLabelValue(m.Origin) {
+		errs = append(errs, field.Invalid(path.Child("origin"), m.Origin, msg))
+	}
+	if m.Origin == "" {
+		errs = append(errs, field.Required(path.Child("origin"), "labels the worker clusters' copies"))
+	}
+	if d := m.GCInterval; d.Duration < 0 {
+		errs = append(errs, field.Invalid(path.Child("gcInterval"), d.Duration.String(), "must not be negative"))
+	}
+	if d := m.WorkerLostTimeout; d.Duration < 0 {
+		errs = append(errs, field.Invalid(path.Child("workerLostTimeout"), d.Duration.String(), "must not be negative"))
+	}
+	if m.Dispatcher != AllAtOnceDispatcher && m.Dispatcher != IncrementalDispatcher {
+		errs = append(errs, field.NotSupported(path.Child("dispatcher"), m.Dispatcher, []string{AllAtOnceDispatcher, IncrementalDispatcher}))
 	}
 	return errs
 }

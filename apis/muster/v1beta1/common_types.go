@@ -38,6 +38,16 @@ const (
 	// placement fails and the pods there exceed it, the job is requeued
 	// whole instead of its pods being moved (they would count as failures).
 	PodFailuresToleratedAnnotation = "muster.dev/pod-failures-tolerated"
+	// PrebuiltWorkloadLabel names, on a job, the Workload that already
+	// exists for it: the job reconciler adopts that one instead of creating
+	// its own (how a worker cluster runs a job a manager dispatched).
+	PrebuiltWorkloadLabel = "muster.dev/prebuilt-workload-name"
+	// KueuePrebuiltWorkloadLabel is Kueue's name for the same label.
+	KueuePrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name"
+	// MultiClusterOriginLabel marks, in a worker cluster, the objects a
+	// manager cluster's Muster created there; its value is the manager's
+	// origin (its configuration's multiCluster.origin).
+	MultiClusterOriginLabel = "muster.dev/multicluster-origin"
 )
 
 // ResourceFlavorReference is the name of a ResourceFlavor.

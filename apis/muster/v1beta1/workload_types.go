@@ -205,6 +205,20 @@ type WorkloadStatus struct {
 	// +patchMergeKey=name
 	// +kubebuilder:validation:MaxItems=16
 	AdmissionChecks []AdmissionCheckState `json:"admissionChecks,omitempty" patchStrategy:"merge" patchMergeKey:"name"`
+
+	// nominatedClusterNames are the worker clusters a multi-cluster
+	// check has sent copies of the workload to, while none of them has
+	// reserved quota for it (Kueue's field).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	NominatedClusterNames []string `json:"nominatedClusterNames,omitempty"`
+
+	// clusterName is the worker cluster the workload runs in: the first
+	// one whose Muster reserved quota for its copy (Kueue's field).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	ClusterName string `json:"clusterName,omitempty"`
 }
 
 // Admission is the quota reserved for a workload.
@@ -467,6 +481,7 @@ const (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=".spec.priority",priority=1
 // +kubebuilder:printcolumn:name="Domain",type=string,JSONPath=".status.admission.podSetAssignments[0].topologyAssignment.domains[0].values",description="The first domain the first pod set is placed in",priority=1
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=".status.clusterName",description="The worker cluster a multi-cluster check sent the workload to",priority=1
 // +kubebuilder:printcolumn:name="Checks",type=string,JSONPath=".status.admissionChecks[*].state",description="The states of the workload's admission checks",priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=".status.conditions[?(@.type==\"QuotaReserved\")].message",priority=1
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.status) || !has(oldSelf.status.admission) || self.spec.queueName == oldSelf.spec.queueName",message="queueName cannot change while the workload holds quota"
