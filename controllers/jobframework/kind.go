@@ -55,6 +55,9 @@ type Kind[T client.Object] struct {
 	// GVK gives (/mutate-<group>-<version>-<kind>): a kind whose GVK path
 	// another webhook serves (Pods: the gang webhook's).
 	WebhookPaths *WebhookPaths
+	// MultiCluster, when set, lets a muster.dev/multicluster check run the
+	// kind's jobs in worker clusters (docs/multi-cluster.md).
+	MultiCluster *MultiCluster
 }
 
 // WebhookPaths are a kind's mutating and validating webhook paths.

@@ -120,6 +120,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if loaded, res, err := r.loadRelated(ctx, job, wl == nil); !loaded {
 		return res, err
 	}
+	if wl == nil && PrebuiltWorkloadName(obj) != "" {
+		return r.awaitPrebuilt(ctx, job)
+	}
 	if wl == nil {
 		return r.createWorkload(ctx, job, queue)
 	}
@@ -169,6 +172,9 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 // workloadOf returns the job's Workload, or nil, and deletes workloads left
 // by an earlier job of the same name.
 func (r *Reconciler[T]) workloadOf(ctx context.Context, obj client.Object) (*musterv1beta1.Workload, error) {
+	if name := PrebuiltWorkloadName(obj); name != "" {
+		return r.prebuiltWorkload(ctx, obj, name)
+	}
 	var wl musterv1beta1.Workload
 	key := client.ObjectKey{Namespace: obj.GetNamespace(), Name: WorkloadName(r.kind.GVK.Kind, obj.GetName(), obj.GetUID())}
 	err := r.client.Get(ctx, key, &wl)

@@ -44,6 +44,9 @@ type Integration struct {
 	// RequiresWhy says why, for the error that names them.
 	Requires    []string
 	RequiresWhy string
+	// MultiCluster, when set, is how a multi-cluster check dispatches the
+	// kind's jobs.
+	MultiCluster *MultiCluster
 }
 
 // Integration is the kind as the registry takes it: the generic webhook and
@@ -55,6 +58,7 @@ func (k Kind[T]) Integration() Integration {
 		GVK:              k.GVK,
 		AddToScheme:      k.AddToScheme,
 		CRD:              k.CRD,
+		MultiCluster:     k.MultiCluster,
 		SetupWebhook:     func(mgr ctrl.Manager, opts Options) error { return SetupWebhook(mgr, k, opts) },
 		SetupNoopWebhook: func(mgr ctrl.Manager) error { return SetupNoopWebhook(mgr, k) },
 		SetupReconciler: func(mgr ctrl.Manager, opts Options) error {

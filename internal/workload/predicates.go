@@ -93,3 +93,15 @@ func ReservedAt(wl *musterv1beta1.Workload) time.Time {
 	}
 	return time.Time{}
 }
+
+// ReservationID identifies the workload's current reservation: its
+// ClusterQueue and the time QuotaReserved turned True, which every new
+// reservation stamps anew. What a check creates for a reservation carries
+// it, so that what was made for an earlier one is never taken for the
+// current one's, whatever the clocks or the caches say.
+func ReservationID(wl *musterv1beta1.Workload) string {
+	if wl.Status.Admission == nil {
+		return ""
+	}
+	return string(wl.Status.Admission.ClusterQueue) + "@" + ReservedAt(wl).UTC().Format(time.RFC3339)
+}

@@ -130,6 +130,8 @@ func Requeue(wl *musterv1beta1.Workload, now time.Time) bool {
 	}
 	wl.Status.Admission = nil
 	resetChecks(wl, now)
+	// A multi-cluster check dispatches the next reservation anew.
+	wl.Status.ClusterName, wl.Status.NominatedClusterNames = "", nil
 	if meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadPodsReady) != nil {
 		set(wl, musterv1beta1.WorkloadPodsReady, metav1.ConditionFalse, musterv1beta1.ReasonWaitForStart, "Not admitted", now)
 	}

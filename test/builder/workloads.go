@@ -169,6 +169,13 @@ func (b *JobBuilder) NodeSelector(k, v string) *JobBuilder {
 // Obj returns the Job.
 func (b *JobBuilder) Obj() *batchv1.Job { return b.job.DeepCopy() }
 
+// ManagedBy sets spec.managedBy (muster.dev/multicluster hands the job to
+// the multi-cluster dispatch).
+func (b *JobBuilder) ManagedBy(v string) *JobBuilder {
+	b.job.Spec.ManagedBy = &v
+	return b
+}
+
 func podSpec() corev1.PodSpec {
 	return corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,

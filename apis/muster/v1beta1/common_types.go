@@ -38,12 +38,21 @@ const (
 	// placement fails and the pods there exceed it, the job is requeued
 	// whole instead of its pods being moved (they would count as failures).
 	PodFailuresToleratedAnnotation = "muster.dev/pod-failures-tolerated"
-	// PrebuiltWorkloadLabel names, on a job, the Workload that already
-	// exists for it: the job reconciler adopts that one instead of creating
-	// its own (how a worker cluster runs a job a manager dispatched).
-	PrebuiltWorkloadLabel = "muster.dev/prebuilt-workload-name"
-	// KueuePrebuiltWorkloadLabel is Kueue's name for the same label.
-	KueuePrebuiltWorkloadLabel = "kueue.x-k8s.io/prebuilt-workload-name"
+	// PrebuiltWorkloadAnnotation names, on a job, the Workload that
+	// already exists for it: the job reconciler adopts that one instead of
+	// creating its own (how a worker cluster runs a job a manager
+	// dispatched). An annotation, as Kueue writes it, for a Workload's name
+	// can be longer than a label value; the label of the same key is read
+	// too.
+	PrebuiltWorkloadAnnotation = "muster.dev/prebuilt-workload-name"
+	// KueuePrebuiltWorkloadAnnotation is Kueue's key for the same
+	// (annotation or label).
+	KueuePrebuiltWorkloadAnnotation = "kueue.x-k8s.io/prebuilt-workload-name"
+	// ReservationAnnotation records, on what an admission check creates
+	// for a workload (a ProvisioningRequest, a worker cluster's copy), the
+	// reservation it was made for, so that one made for an earlier
+	// reservation is never taken for the current one's.
+	ReservationAnnotation = "muster.dev/reservation"
 	// MultiClusterOriginLabel marks, in a worker cluster, the objects a
 	// manager cluster's Muster created there; its value is the manager's
 	// origin (its configuration's multiCluster.origin).

@@ -39,6 +39,7 @@ import (
 	"github.com/musterhq/muster/controllers/jobframework"
 	"github.com/musterhq/muster/controllers/jobs"
 	"github.com/musterhq/muster/controllers/metrics"
+	"github.com/musterhq/muster/controllers/multicluster"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
 	"github.com/musterhq/muster/internal/core/queue"
@@ -257,6 +258,9 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 	if err := setupAdmissionChecks(mgr, clk); err != nil {
 		return err
 	}
+	if err := setupMultiCluster(mgr, cfg, clk); err != nil {
+		return err
+	}
 	if err := setupVisibility(mgr, cfg, state, clk, certsReady); err != nil {
 		return err
 	}
@@ -285,6 +289,25 @@ func setupAdmissionChecks(mgr manager.Manager, clk clock.PassiveClock) error {
 	prov := &provisioning.Controller{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("muster-provisioning"), Clock: clk}
 	if err := prov.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ProvisioningRequest check: %w", err)
+	}
+	return nil
+}
+
+// setupMultiCluster answers Muster's multi-cluster checks: the manager
+// dispatches workloads to the worker clusters of its MultiClusters.
+func setupMultiCluster(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.PassiveClock) error {
+	m := cfg.MultiCluster
+	err := multicluster.Setup(mgr, multicluster.Options{
+		Namespace:         *cfg.Namespace,
+		Origin:            m.Origin,
+		GCInterval:        m.GCInterval.Duration,
+		WorkerLostTimeout: m.WorkerLostTimeout.Duration,
+		Incremental:       m.Dispatcher == configv1beta1.IncrementalDispatcher,
+		Kinds:             jobs.Registry().MultiClusterKinds(cfg.Integrations.Frameworks),
+		Clock:             clk,
+	})
+	if err != nil {
+		return fmt.Errorf("setting up the multi-cluster dispatch: %w", err)
 	}
 	return nil
 }

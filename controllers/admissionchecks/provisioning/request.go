@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,17 +24,12 @@ const (
 	// CheckLabel names its AdmissionCheck.
 	CheckLabel = "muster.dev/admission-check"
 	// ReservationAnnotation records the reservation a request was made
-	// for, so that one of an earlier reservation is never taken for the
-	// current one's, whatever the clocks or the cache say.
-	ReservationAnnotation = "muster.dev/reservation"
+	// for.
+	ReservationAnnotation = musterv1beta1.ReservationAnnotation
 )
 
-// reservationOf identifies the workload's current reservation: its
-// ClusterQueue and the time QuotaReserved turned True, which every new
-// reservation stamps anew.
-func reservationOf(wl *musterv1beta1.Workload) string {
-	return string(wl.Status.Admission.ClusterQueue) + "@" + workload.ReservedAt(wl).UTC().Format(time.RFC3339)
-}
+// reservationOf identifies the workload's current reservation.
+func reservationOf(wl *musterv1beta1.Workload) string { return workload.ReservationID(wl) }
 
 // requestName is the ProvisioningRequest of a workload's check at an
 // attempt: the same name on every replica and after a restart, so a

@@ -38,6 +38,7 @@ var Kind = jobframework.Kind[*awv1beta2.AppWrapper]{
 	Adapt:       func(a *awv1beta2.AppWrapper) jobframework.GenericJob { return (*Job)(a) },
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
+	MultiCluster: jobframework.ManagedByAt(musterv1beta1.KueueMultiKueueManagedBy, "spec", "managedBy"),
 }
 
 // Job is an AppWrapper as a GenericJob.

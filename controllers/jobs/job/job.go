@@ -6,6 +6,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,6 +30,11 @@ var Kind = jobframework.Kind[*batchv1.Job]{
 	New:              func() *batchv1.Job { return &batchv1.Job{} },
 	Adapt:            func(j *batchv1.Job) jobframework.GenericJob { return (*Job)(j) },
 	PodIndexLabel:    batchv1.JobCompletionIndexAnnotation,
+	MultiCluster: &jobframework.MultiCluster{
+		ManagedByPath: []string{"spec", "managedBy"},
+		ManagedBy:     musterv1beta1.MultiClusterManagedBy,
+		CleanCopy:     cleanCopy,
+	},
 }
 
 // Job is a batch/v1 Job as a GenericJob. It has one pod set, "main".
@@ -212,4 +218,15 @@ func (j *Job) ClearStatusOnStop() bool {
 	}
 	j.Status.StartTime = nil
 	return true
+}
+
+// cleanCopy takes out of a worker's copy of a Job what the manager's API
+// server generated for it: the selector and the pod template's labels
+// naming the manager's Job UID. The worker's API server generates its own,
+// and refuses a selector that does not match them.
+func cleanCopy(job *unstructured.Unstructured) {
+	unstructured.RemoveNestedField(job.Object, "spec", "selector")
+	for _, l := range []string{batchv1.ControllerUidLabel, "controller-uid", "job-name"} {
+		unstructured.RemoveNestedField(job.Object, "spec", "template", "metadata", "labels", l)
+	}
 }

@@ -37,6 +37,7 @@ var Kind = jobframework.Kind[*jobsetv1alpha2.JobSet]{
 	SubGroupIndexLabel: jobsetv1alpha2.JobIndexKey,
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
+	MultiCluster: jobframework.ManagedByAt(musterv1beta1.MultiClusterManagedBy, "spec", "managedBy"),
 }
 
 // Job is a JobSet as a GenericJob.

@@ -32,6 +32,7 @@ var Kind = jobframework.Kind[*kfmpi.MPIJob]{
 	PodIndexLabel: kfmpi.ReplicaIndexLabel,
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
+	MultiCluster: jobframework.ManagedByAt(musterv1beta1.KueueMultiKueueManagedBy, "spec", "runPolicy", "managedBy"),
 }
 
 const (

@@ -33,6 +33,7 @@ var Kind = jobframework.Kind[*kftraining.PyTorchJob]{
 	New:              func() *kftraining.PyTorchJob { return &kftraining.PyTorchJob{} },
 	Adapt:            func(j *kftraining.PyTorchJob) jobframework.GenericJob { return (*Job)(j) },
 	PodIndexLabel:    kftraining.ReplicaIndexLabel,
+	MultiCluster:     jobframework.ManagedByAt(musterv1beta1.KueueMultiKueueManagedBy, "spec", "runPolicy", "managedBy"),
 }
 
 // Job is a PyTorchJob as a GenericJob.

@@ -39,6 +39,7 @@ var Kind = jobframework.Kind[*rayv1.RayCluster]{
 	CRD:              &jobframework.CRDSource{Module: "github.com/ray-project/kuberay/ray-operator", Path: "config/crd/bases/ray.io_rayclusters.yaml"},
 	New:              func() *rayv1.RayCluster { return &rayv1.RayCluster{} },
 	Adapt:            func(c *rayv1.RayCluster) jobframework.GenericJob { return (*Cluster)(c) },
+	MultiCluster:     jobframework.ManagedByAt(musterv1beta1.KueueMultiKueueManagedBy, "spec", "managedBy"),
 }
 
 // Cluster is a RayCluster as a GenericJob.

@@ -38,6 +38,7 @@ var Kind = jobframework.Kind[*rayv1.RayJob]{
 	Adapt:       func(j *rayv1.RayJob) jobframework.GenericJob { return (*Job)(j) },
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
+	MultiCluster: jobframework.ManagedByAt(musterv1beta1.KueueMultiKueueManagedBy, "spec", "managedBy"),
 }
 
 // Job is a RayJob as a GenericJob.

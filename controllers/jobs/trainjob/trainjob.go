@@ -78,6 +78,7 @@ var Kind = jobframework.Kind[*unstructured.Unstructured]{
 	SubGroupIndexLabel: jobsetv1alpha2.JobIndexKey,
 	// EnabledByDefault stays false: a kind added after the first release
 	// is opt-in (docs/job-kinds.md).
+	MultiCluster: jobframework.ManagedByAt(musterv1beta1.KueueMultiKueueManagedBy, "spec", "managedBy"),
 }
 
 // addToScheme registers TrainJob as unstructured: the manager's webhook

@@ -1,0 +1,216 @@
+package multicluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=multiclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=muster.dev,resources=multiclusters/status,verbs=get;update;patch
+
+// The Active reasons of a MultiCluster that only Muster has.
+const (
+	// ReasonConnecting: the first probe has not answered yet.
+	ReasonConnecting = "Connecting"
+	// ReasonBadKubeConfig: the Secret is missing or holds no usable
+	// kubeconfig (Kueue's reason).
+	ReasonBadKubeConfig = "BadKubeConfig"
+	// ReasonInsecureKubeConfig: the kubeconfig asks for what Muster
+	// refuses to do (Kueue's reason).
+	ReasonInsecureKubeConfig = "InsecureKubeConfig"
+)
+
+// secretRecheck is how often a MultiCluster's Secret is read again: it is
+// read directly (Muster watches no Secrets), so a rotated credential is
+// picked up within this.
+const secretRecheck = time.Minute
+
+// Pool holds the manager's connections to the worker clusters, one per
+// MultiCluster, shared by the reconcilers.
+type Pool struct {
+	scheme     *runtime.Scheme
+	origin     string
+	clock      clock.PassiveClock
+	probeEvery time.Duration
+
+	mu      sync.RWMutex
+	remotes map[string]*remote
+	hashes  map[string][sha256.Size]byte
+
+	// clusterEvents wake the cluster reconciler and the dispatcher when a
+	// worker's state changes; workloadEvents wake the dispatcher when a
+	// copy changes in a worker.
+	clusterEvents  chan event.GenericEvent
+	workloadEvents chan event.GenericEvent
+}
+
+// NewPool returns an empty pool. probeEvery is how often each worker is
+// asked whether it answers.
+func NewPool(scheme *runtime.Scheme, origin string, clk clock.PassiveClock, probeEvery time.Duration) *Pool {
+	return &Pool{
+		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery,
+		remotes:        map[string]*remote{},
+		hashes:         map[string][sha256.Size]byte{},
+		clusterEvents:  make(chan event.GenericEvent, 64),
+		workloadEvents: make(chan event.GenericEvent, 1024),
+	}
+}
+
+// get is the connection to a worker, nil if there is none.
+func (p *Pool) get(name string) *remote {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.remotes[name]
+}
+
+// all are every connection, for the sweeps.
+func (p *Pool) all() []*remote {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]*remote, 0, len(p.remotes))
+	for _, r := range p.remotes {
+		out = append(out, r)
+	}
+	return out
+}
+
+// connect makes the worker's connection the one its kubeconfig says,
+// replacing one made from another kubeconfig.
+func (p *Pool) connect(ctx context.Context, name string, data []byte) error {
+	sum := sha256.Sum256(data)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.remotes[name]; ok {
+		if p.hashes[name] == sum {
+			return nil
+		}
+		old.stop()
+		delete(p.remotes, name)
+	}
+	cfg, err := restConfigFrom(data)
+	if err != nil {
+		return err
+	}
+	r, err := newRemote(name, cfg, p.scheme, p.origin, p.clock)
+	if err != nil {
+		return err
+	}
+	changed := func() { p.clusterEvents <- event.GenericEvent{Object: &musterv1beta1.MultiCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}} }
+	onWorkload := func(ns, n string) {
+		p.workloadEvents <- event.GenericEvent{Object: &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}}
+	}
+	// The connection lives as long as the manager, not the reconcile.
+	if err := r.start(context.WithoutCancel(ctx), p.probeEvery, changed, onWorkload); err != nil {
+		return err
+	}
+	p.remotes[name], p.hashes[name] = r, sum
+	log.FromContext(ctx).Info("Connecting to a worker cluster", "cluster", name, "server", cfg.Host)
+	return nil
+}
+
+// disconnect drops a worker's connection.
+func (p *Pool) disconnect(name string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if r, ok := p.remotes[name]; ok {
+		r.stop()
+		delete(p.remotes, name)
+		delete(p.hashes, name)
+	}
+}
+
+// ClusterReconciler connects to the worker cluster of each MultiCluster
+// and keeps its Active condition.
+type ClusterReconciler struct {
+	Client client.Client
+	// Secrets reads the kubeconfig Secrets directly: Muster caches no
+	// Secrets, and may read only those of its own namespace.
+	Secrets   client.Reader
+	Namespace string
+	Pool      *Pool
+}
+
+// Reconcile connects to one worker cluster and reports whether it answers.
+func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var mc musterv1beta1.MultiCluster
+	if err := r.Client.Get(ctx, req.NamespacedName, &mc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Pool.disconnect(req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	cond, err := r.connect(ctx, &mc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	orig := mc.DeepCopy()
+	if meta.SetStatusCondition(&mc.Status.Conditions, cond) {
+		err = r.Client.Status().Patch(ctx, &mc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			log.FromContext(ctx).Info("Worker cluster state", "cluster", klog.KObj(&mc), "active", cond.Status, "reason", cond.Reason)
+		}
+	}
+	return conflict.Requeue(ctx, ctrl.Result{RequeueAfter: secretRecheck}, err)
+}
+
+// connect reads the cluster's Secret, (re)connects, and says how the
+// worker is.
+func (r *ClusterReconciler) connect(ctx context.Context, mc *musterv1beta1.MultiCluster) (metav1.Condition, error) {
+	c := metav1.Condition{Type: musterv1beta1.MultiClusterActive, Status: metav1.ConditionFalse, ObservedGeneration: mc.Generation}
+	var secret corev1.Secret
+	err := r.Secrets.Get(ctx, client.ObjectKey{Namespace: r.Namespace, Name: mc.Spec.KubeConfig.Location}, &secret)
+	if client.IgnoreNotFound(err) != nil {
+		return c, err
+	}
+	if err != nil {
+		r.Pool.disconnect(mc.Name)
+		c.Reason, c.Message = ReasonBadKubeConfig, fmt.Sprintf("Secret %s/%s not found", r.Namespace, mc.Spec.KubeConfig.Location)
+		return c, nil
+	}
+	if err := r.Pool.connect(ctx, mc.Name, secret.Data[musterv1beta1.MultiClusterKubeConfigKey]); err != nil {
+		r.Pool.disconnect(mc.Name)
+		c.Reason = ReasonBadKubeConfig
+		if errors.Is(err, errInsecure) {
+			c.Reason = ReasonInsecureKubeConfig
+		}
+		c.Message = fmt.Sprintf("Secret %s/%s: %v", r.Namespace, mc.Spec.KubeConfig.Location, err)
+		return c, nil
+	}
+	h := r.Pool.get(mc.Name).health()
+	c.Reason, c.Message = h.reason, h.message
+	if h.usable {
+		c.Status = metav1.ConditionTrue
+	}
+	return c, nil
+}
+
+// SetupWithManager registers the reconciler: it follows the MultiClusters
+// and the state changes of their connections.
+func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1beta1.MultiCluster{}).
+		WatchesRawSource(source.Channel(r.Pool.clusterEvents, &handler.EnqueueRequestForObject{})).
+		Named("multicluster").
+		Complete(r)
+}

@@ -1,0 +1,269 @@
+package multicluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/conflict"
+	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/controllers/wlstatus"
+	"github.com/musterhq/muster/internal/workload"
+)
+
+// +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch
+// +kubebuilder:rbac:groups=muster.dev,resources=workloads/status,verbs=get;update;patch
+
+// ReasonMultiCluster is the reason of the dispatcher's events (Kueue's is
+// MultiKueue).
+const ReasonMultiCluster = "MultiCluster"
+
+// The incremental dispatcher's step: it nominates this many more worker
+// clusters each round, a round lasting roundTimeout (Kueue's 3 and 5m).
+const (
+	incrementalStep = 3
+	roundTimeout    = 5 * time.Minute
+)
+
+// Dispatcher answers the multi-cluster checks: it sends copies of a
+// workload that reserved quota to the worker clusters, lets the first
+// worker whose Muster admits it run its job, mirrors the job's status back
+// and finishes the workload when the worker's does; it dispatches the
+// workload again when that worker evicts it or is lost.
+type Dispatcher struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Pool     *Pool
+	// Kinds are the job kinds that can be dispatched.
+	Kinds []jobframework.MultiClusterKind
+	// WorkerLostTimeout is how long a worker may not answer before its
+	// workloads are dispatched again.
+	WorkerLostTimeout time.Duration
+	// Incremental nominates a few clusters at a time instead of all.
+	Incremental bool
+}
+
+// dispatch is one workload being dispatched: its check, the check's
+// config, and its job.
+type dispatch struct {
+	wl    *musterv1beta1.Workload
+	check string
+	cfg   *musterv1beta1.MultiClusterConfig
+	kind  *jobframework.MultiClusterKind
+	job   *unstructured.Unstructured
+}
+
+// Reconcile takes one workload one step through its dispatch.
+func (d *Dispatcher) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var wl musterv1beta1.Workload
+	if err := d.Client.Get(ctx, req.NamespacedName, &wl); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, d.removeEverywhere(ctx, req.NamespacedName, nil)
+	}
+	check, cfg, err := d.ownCheck(ctx, &wl)
+	if err != nil || check == "" {
+		return ctrl.Result{}, err
+	}
+	dp := &dispatch{wl: &wl, check: check, cfg: cfg}
+	res, err := d.step(ctx, dp)
+	return conflict.Requeue(ctx, res, err)
+}
+
+func (d *Dispatcher) step(ctx context.Context, dp *dispatch) (ctrl.Result, error) {
+	wl := dp.wl
+	if err := d.loadJob(ctx, dp); err != nil {
+		return ctrl.Result{}, err
+	}
+	if !workload.HoldsQuota(wl) || workload.IsEvicted(wl) || !wl.DeletionTimestamp.IsZero() {
+		return d.withdraw(ctx, dp)
+	}
+	if msg := d.refusal(dp); msg != "" {
+		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRejected, msg)
+	}
+	if !othersReady(wl, dp.check) {
+		// As in Kueue: the workload goes to a worker only once the
+		// manager's own checks passed.
+		return ctrl.Result{}, nil
+	}
+	if wl.Status.ClusterName == "" {
+		return d.nominate(ctx, dp)
+	}
+	return d.follow(ctx, dp)
+}
+
+// ownCheck is the workload's multi-cluster check and its config; "" if it
+// has none. A check whose config cannot be read is inactive, and its
+// queue admits nothing: nothing to do here.
+func (d *Dispatcher) ownCheck(ctx context.Context, wl *musterv1beta1.Workload) (string, *musterv1beta1.MultiClusterConfig, error) {
+	for _, st := range wl.Status.AdmissionChecks {
+		var ac musterv1beta1.AdmissionCheck
+		err := d.Client.Get(ctx, types.NamespacedName{Name: string(st.Name)}, &ac)
+		if client.IgnoreNotFound(err) != nil {
+			return "", nil, err
+		}
+		if err != nil || ac.Spec.ControllerName != musterv1beta1.MultiClusterControllerName {
+			continue
+		}
+		cfg, err := configOf(ctx, d.Client, &ac)
+		if err != nil {
+			log.FromContext(ctx).V(2).Info("Multi-cluster check without a usable config", "check", ac.Name, "err", err.Error())
+			return "", nil, nil
+		}
+		return string(st.Name), cfg, nil
+	}
+	return "", nil, nil
+}
+
+// loadJob finds the workload's job and its kind; dp.job stays nil for a
+// workload whose owner is not a kind that can be dispatched, or is gone.
+func (d *Dispatcher) loadJob(ctx context.Context, dp *dispatch) error {
+	owner := metav1.GetControllerOf(dp.wl)
+	if owner == nil {
+		return nil
+	}
+	for i := range d.Kinds {
+		k := &d.Kinds[i]
+		if k.GVK.GroupVersion().String() != owner.APIVersion || k.GVK.Kind != owner.Kind {
+			continue
+		}
+		dp.kind = k
+		job := &unstructured.Unstructured{}
+		job.SetGroupVersionKind(k.GVK)
+		err := d.Client.Get(ctx, types.NamespacedName{Namespace: dp.wl.Namespace, Name: owner.Name}, job)
+		if err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if job.GetUID() == owner.UID {
+			dp.job = job
+		}
+		return nil
+	}
+	return nil
+}
+
+// refusal says why the workload cannot be dispatched, "" if it can.
+func (d *Dispatcher) refusal(dp *dispatch) string {
+	owner := metav1.GetControllerOf(dp.wl)
+	switch {
+	case owner == nil:
+		return "No multi-cluster adapter for a workload without a job"
+	case dp.kind == nil:
+		return fmt.Sprintf("No multi-cluster adapter found for owner kind %q", owner.APIVersion+", Kind="+owner.Kind)
+	case dp.job == nil:
+		return "" // going: withdrawn once its workload is
+	case !dp.kind.Dispatched(dp.job):
+		return fmt.Sprintf("The job is not managed by Muster's multi-cluster dispatch: expecting %s to be %q not %q",
+			pathOf(dp.kind.ManagedByPath), dp.kind.ManagedBy, dp.kind.ManagedByOf(dp.job))
+	}
+	return ""
+}
+
+func pathOf(p []string) string {
+	out := ""
+	for i, s := range p {
+		if i > 0 {
+			out += "."
+		}
+		out += s
+	}
+	return out
+}
+
+// othersReady reports whether every other check of the workload is Ready.
+func othersReady(wl *musterv1beta1.Workload, check string) bool {
+	for _, c := range wl.Status.AdmissionChecks {
+		if string(c.Name) != check && c.State != musterv1beta1.CheckStateReady {
+			return false
+		}
+	}
+	return true
+}
+
+// setCheck writes the workload's state for the check.
+func (d *Dispatcher) setCheck(ctx context.Context, dp *dispatch, state musterv1beta1.CheckState, msg string) error {
+	st := musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(dp.check), State: state, Message: msg}
+	if state == musterv1beta1.CheckStateRetry {
+		// Nothing is wrong with the job: it is dispatched again at once.
+		st.RequeueAfterSeconds = ptr.To[int32](0)
+	}
+	now := d.Clock.Now()
+	wrote, err := wlstatus.Patch(ctx, d.Client, dp.wl, func(wl *musterv1beta1.Workload) bool {
+		return workload.SetCheckState(wl, st, now)
+	})
+	if wrote && err == nil && state != musterv1beta1.CheckStatePending {
+		d.Recorder.Eventf(dp.wl, nil, eventType(state), ReasonMultiCluster, string(state), msg)
+		log.FromContext(ctx).Info("Multi-cluster check", "workload", klog.KObj(dp.wl), "state", state, "message", msg)
+	}
+	return err
+}
+
+func eventType(state musterv1beta1.CheckState) string {
+	if state == musterv1beta1.CheckStateReady {
+		return corev1.EventTypeNormal
+	}
+	return corev1.EventTypeWarning
+}
+
+// SetupWithManager registers the dispatcher: it follows the workloads
+// that have checks, their copies in the workers and the workers' state.
+func (d *Dispatcher) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1beta1.Workload{}, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return len(o.(*musterv1beta1.Workload).Status.AdmissionChecks) > 0
+		}))).
+		WatchesRawSource(source.Channel(d.Pool.workloadEvents, &handler.EnqueueRequestForObject{})).
+		Watches(&musterv1beta1.MultiCluster{}, handler.EnqueueRequestsFromMapFunc(d.workloadsOf)).
+		Named("multicluster-dispatch").
+		Complete(d)
+}
+
+// workloadsOf are the workloads a worker's state change may move: those
+// dispatched to it, and those waiting for a worker.
+func (d *Dispatcher) workloadsOf(ctx context.Context, o client.Object) []reconcile.Request {
+	var wls musterv1beta1.WorkloadList
+	if err := d.Client.List(ctx, &wls); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range wls.Items {
+		wl := &wls.Items[i]
+		if !workload.HoldsQuota(wl) || len(wl.Status.AdmissionChecks) == 0 {
+			continue
+		}
+		if wl.Status.ClusterName == "" || wl.Status.ClusterName == o.GetName() || slices.Contains(wl.Status.NominatedClusterNames, o.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
+		}
+	}
+	return out
+}
+
+// admittedAt is when a copy was admitted in its worker.
+func admittedAt(wl *musterv1beta1.Workload) time.Time {
+	if c := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadAdmitted); c != nil {
+		return c.LastTransitionTime.Time
+	}
+	return time.Time{}
+}

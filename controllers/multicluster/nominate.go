@@ -1,0 +1,226 @@
+package multicluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
+	"github.com/musterhq/muster/controllers/jobframework"
+	"github.com/musterhq/muster/controllers/wlstatus"
+	"github.com/musterhq/muster/internal/workload"
+)
+
+// reconnectWait is how soon a workload whose worker is still being
+// connected to is looked at again.
+const reconnectWait = 5 * time.Second
+
+// nominate sends copies of a workload that no worker admitted yet to the
+// worker clusters the dispatcher picks, takes back those it no longer
+// picks, and, once one of them admits its copy, makes that one the
+// workload's.
+func (d *Dispatcher) nominate(ctx context.Context, dp *dispatch) (ctrl.Result, error) {
+	if dp.job == nil {
+		return ctrl.Result{}, nil
+	}
+	usable := d.usableClusters(dp.cfg)
+	targets, nextRound := d.targets(dp.wl, usable)
+	var winner string
+	var winnerAt time.Time
+	var failed []error
+	for _, name := range usable {
+		rem := d.Pool.get(name)
+		if !slices.Contains(targets, name) {
+			failed = appendErr(failed, name, d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job))
+			continue
+		}
+		cp, err := d.ensureCopy(ctx, rem, dp.wl)
+		if err != nil {
+			failed = appendErr(failed, name, err)
+			continue
+		}
+		if cp != nil && workload.IsAdmitted(cp) && (winner == "" || admittedAt(cp).Before(winnerAt)) {
+			winner, winnerAt = name, admittedAt(cp)
+		}
+	}
+	if winner != "" {
+		return ctrl.Result{}, d.win(ctx, dp, winner)
+	}
+	if err := d.recordNomination(ctx, dp, targets, failed); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: nextRound}, nil
+}
+
+func appendErr(errs []error, cluster string, err error) []error {
+	if err == nil {
+		return errs
+	}
+	return append(errs, fmt.Errorf("%s: %w", cluster, err))
+}
+
+// usableClusters are the config's worker clusters Muster reaches now, in
+// the config's order.
+func (d *Dispatcher) usableClusters(cfg *musterv1beta1.MultiClusterConfig) []string {
+	var out []string
+	for _, name := range cfg.Spec.Clusters {
+		if r := d.Pool.get(name); r != nil && r.health().usable {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// targets are the clusters a workload is sent to: every usable one, or
+// with the incremental dispatcher the first incrementalStep of them and
+// incrementalStep more each roundTimeout the workload waits (counted from
+// its reservation, so a restart does not start over); nextRound is when
+// the next round starts, 0 if none will.
+func (d *Dispatcher) targets(wl *musterv1beta1.Workload, usable []string) ([]string, time.Duration) {
+	if !d.Incremental {
+		return usable, 0
+	}
+	waited := d.Clock.Since(workload.ReservedAt(wl))
+	rounds := int(waited/roundTimeout) + 1
+	n := min(rounds*incrementalStep, len(usable))
+	if n == len(usable) {
+		return usable, 0
+	}
+	return usable[:n], time.Duration(rounds)*roundTimeout - waited
+}
+
+// recordNomination writes where the workload's copies are, and why some
+// could not be made.
+func (d *Dispatcher) recordNomination(ctx context.Context, dp *dispatch, targets []string, failed []error) error {
+	msg := fmt.Sprintf("Waiting for one of the worker clusters %v to admit the workload", targets)
+	if len(targets) == 0 {
+		msg = fmt.Sprintf("No worker cluster of MultiClusterConfig %s is active", dp.cfg.Name)
+	}
+	if err := errors.Join(failed...); err != nil {
+		msg += "; " + strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	_, err := wlstatus.Patch(ctx, d.Client, dp.wl, func(wl *musterv1beta1.Workload) bool {
+		changed := !slices.Equal(wl.Status.NominatedClusterNames, targets)
+		wl.Status.NominatedClusterNames = slices.Clone(targets)
+		st := musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(dp.check), State: musterv1beta1.CheckStatePending, Message: msg}
+		return workload.SetCheckState(wl, st, d.Clock.Now()) || changed
+	})
+	return err
+}
+
+// win makes the worker that admitted the workload's copy first the one it
+// runs in: the job is created there, and the check is Ready. The other
+// copies are taken back on the next step.
+func (d *Dispatcher) win(ctx context.Context, dp *dispatch, cluster string) error {
+	if err := d.ensureRemoteJob(ctx, d.Pool.get(cluster), dp, false); err != nil {
+		return fmt.Errorf("creating the job in worker cluster %s: %w", cluster, err)
+	}
+	now := d.Clock.Now()
+	msg := fmt.Sprintf("The workload was admitted on %q", cluster)
+	st := musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(dp.check), State: musterv1beta1.CheckStateReady, Message: msg}
+	wrote, err := wlstatus.Patch(ctx, d.Client, dp.wl, func(wl *musterv1beta1.Workload) bool {
+		if wl.Status.ClusterName != "" {
+			return false
+		}
+		wl.Status.ClusterName, wl.Status.NominatedClusterNames = cluster, nil
+		workload.SetCheckState(wl, st, now)
+		return true
+	})
+	if wrote && err == nil {
+		d.Recorder.Eventf(dp.wl, nil, eventType(st.State), ReasonMultiCluster, "Admit", msg)
+		log.FromContext(ctx).Info("Dispatched workload", "workload", klog.KObj(dp.wl), "cluster", cluster)
+	}
+	return err
+}
+
+// follow keeps a workload that runs in a worker in step with it: the job's
+// status is mirrored, the workload finishes when the worker's copy does,
+// and it is dispatched again if the copy is evicted or gone or the worker
+// is lost for longer than WorkerLostTimeout.
+func (d *Dispatcher) follow(ctx context.Context, dp *dispatch) (ctrl.Result, error) {
+	cluster := dp.wl.Status.ClusterName
+	rem := d.Pool.get(cluster)
+	if rem == nil || !slices.Contains(dp.cfg.Spec.Clusters, cluster) {
+		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
+			fmt.Sprintf("The worker cluster %q is no longer one of MultiClusterConfig %s's, or Muster cannot connect to it: dispatched again", cluster, dp.cfg.Name))
+	}
+	if h := rem.health(); !h.usable {
+		return d.waitForLost(ctx, dp, h)
+	}
+	cp, err := rem.workload(ctx, dp.wl.Namespace, dp.wl.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	switch {
+	case cp == nil || !sameReservation(cp, dp.wl) || !cp.DeletionTimestamp.IsZero():
+		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
+			fmt.Sprintf("The workload's copy in worker cluster %q is gone: dispatched again", cluster))
+	case workload.IsFinished(cp):
+		return ctrl.Result{}, d.finish(ctx, dp, rem, cp)
+	case workload.IsEvicted(cp) || !workload.HoldsQuota(cp):
+		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
+			fmt.Sprintf("The workload was evicted on worker cluster %q: dispatched again", cluster))
+	}
+	if err := d.ensureRemoteJob(ctx, rem, dp, metav1.GetControllerOf(cp) != nil); errors.Is(err, errJobGone) {
+		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
+			fmt.Sprintf("The job was deleted in worker cluster %q: dispatched again", cluster))
+	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := d.mirror(ctx, rem, dp, false); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, d.removeOthers(ctx, dp, cluster)
+}
+
+// waitForLost dispatches again a workload whose worker has not answered
+// for WorkerLostTimeout, and looks again when that time is up.
+func (d *Dispatcher) waitForLost(ctx context.Context, dp *dispatch, h health) (ctrl.Result, error) {
+	if h.lostSince.IsZero() {
+		return ctrl.Result{RequeueAfter: reconnectWait}, nil
+	}
+	if left := d.WorkerLostTimeout - d.Clock.Since(h.lostSince); left > 0 {
+		log.FromContext(ctx).V(2).Info("Worker cluster lost; waiting before dispatching again", "cluster", dp.wl.Status.ClusterName, "left", left)
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
+		fmt.Sprintf("The worker cluster %q has not answered for %s (workerLostTimeout %s): dispatched again",
+			dp.wl.Status.ClusterName, d.Clock.Since(h.lostSince).Round(time.Second), d.WorkerLostTimeout))
+}
+
+// finish mirrors the job's final status and finishes the workload as its
+// copy finished.
+func (d *Dispatcher) finish(ctx context.Context, dp *dispatch, rem *remote, cp *musterv1beta1.Workload) error {
+	if err := d.mirror(ctx, rem, dp, true); err != nil {
+		return err
+	}
+	reason, msg := musterv1beta1.ReasonSucceeded, "Finished in worker cluster "+rem.name
+	for _, c := range cp.Status.Conditions {
+		if c.Type == musterv1beta1.WorkloadFinished {
+			reason, msg = c.Reason, c.Message
+		}
+	}
+	return jobframework.FinishWorkload(ctx, d.Client, d.Clock.Now(), dp.wl, reason, msg)
+}
+
+// removeOthers takes back the copies in the clusters the workload does not
+// run in (those of the nomination, or one left by a worker that was lost
+// and came back).
+func (d *Dispatcher) removeOthers(ctx context.Context, dp *dispatch, keep string) error {
+	var errs []error
+	for _, name := range dp.cfg.Spec.Clusters {
+		if rem := d.Pool.get(name); name != keep && rem != nil && rem.health().usable {
+			errs = appendErr(errs, name, d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job))
+		}
+	}
+	return errors.Join(errs...)
+}
