@@ -63,7 +63,7 @@ func (w *JobWebhook[T]) Default(ctx context.Context, obj T) error {
 	if d, ok := job.(JobWithDefaults); ok {
 		d.Default()
 	}
-	return nil
+	return w.defaultManagedBy(ctx, obj)
 }
 
 // ValidateCreate refuses a job in a queue whose kind says Muster cannot

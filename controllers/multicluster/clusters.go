@@ -54,6 +54,8 @@ type Pool struct {
 	clock      clock.PassiveClock
 	probeEvery time.Duration
 
+	started time.Time
+
 	mu      sync.RWMutex
 	remotes map[string]*remote
 	hashes  map[string][sha256.Size]byte
@@ -69,7 +71,7 @@ type Pool struct {
 // asked whether it answers.
 func NewPool(scheme *runtime.Scheme, origin string, clk clock.PassiveClock, probeEvery time.Duration) *Pool {
 	return &Pool{
-		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery,
+		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery, started: clk.Now(),
 		remotes:        map[string]*remote{},
 		hashes:         map[string][sha256.Size]byte{},
 		clusterEvents:  make(chan event.GenericEvent, 64),
@@ -93,6 +95,25 @@ func (p *Pool) all() []*remote {
 		out = append(out, r)
 	}
 	return out
+}
+
+// settleTime is how long after the manager starts a workload waits for
+// its config's workers to be connected before it is sent anywhere: a
+// restart must not send it to fewer workers than it was, or to none.
+const settleTime = 30 * time.Second
+
+// settling reports whether the manager just started and some of the
+// clusters are still being connected to.
+func (p *Pool) settling(clusters []string) bool {
+	if p.clock.Since(p.started) > settleTime {
+		return false
+	}
+	for _, name := range clusters {
+		if r := p.get(name); r == nil || r.health().reason == ReasonConnecting {
+			return true
+		}
+	}
+	return false
 }
 
 // connect makes the worker's connection the one its kubeconfig says,
@@ -163,6 +184,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	cond, err := r.connect(ctx, &mc)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if cond.Reason == ReasonConnecting && meta.FindStatusCondition(mc.Status.Conditions, musterv1beta1.MultiClusterActive) != nil {
+		// What was last known stands until the connection says otherwise:
+		// a restarting manager must not flip its checks, and its queues,
+		// to inactive and back.
+		return ctrl.Result{RequeueAfter: secretRecheck}, nil
 	}
 	orig := mc.DeepCopy()
 	if meta.SetStatusCondition(&mc.Status.Conditions, cond) {

@@ -3,7 +3,6 @@ package multicluster
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -240,20 +239,19 @@ func (d *Dispatcher) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(d)
 }
 
-// workloadsOf are the workloads a worker's state change may move: those
-// dispatched to it, and those waiting for a worker.
-func (d *Dispatcher) workloadsOf(ctx context.Context, o client.Object) []reconcile.Request {
+// workloadsOf are the workloads a worker's state change may move: every
+// one that holds quota with checks. Those dispatched to it wait for it or
+// move; those waiting for a worker may go there; and one that answers
+// again may still hold copies of workloads that moved on meanwhile, which
+// nothing else brings back.
+func (d *Dispatcher) workloadsOf(ctx context.Context, _ client.Object) []reconcile.Request {
 	var wls musterv1beta1.WorkloadList
 	if err := d.Client.List(ctx, &wls); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
 	for i := range wls.Items {
-		wl := &wls.Items[i]
-		if !workload.HoldsQuota(wl) || len(wl.Status.AdmissionChecks) == 0 {
-			continue
-		}
-		if wl.Status.ClusterName == "" || wl.Status.ClusterName == o.GetName() || slices.Contains(wl.Status.NominatedClusterNames, o.GetName()) {
+		if wl := &wls.Items[i]; workload.HoldsQuota(wl) && len(wl.Status.AdmissionChecks) > 0 {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(wl)})
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,10 @@ const reconnectWait = 5 * time.Second
 func (d *Dispatcher) nominate(ctx context.Context, dp *dispatch) (ctrl.Result, error) {
 	if dp.job == nil {
 		return ctrl.Result{}, nil
+	}
+	if d.Pool.settling(dp.cfg.Spec.Clusters) {
+		// Just started: the workers' copies are not known yet.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	usable := d.usableClusters(dp.cfg)
 	targets, nextRound := d.targets(dp.wl, usable)
@@ -148,13 +153,13 @@ func (d *Dispatcher) win(ctx context.Context, dp *dispatch, cluster string) erro
 // is lost for longer than WorkerLostTimeout.
 func (d *Dispatcher) follow(ctx context.Context, dp *dispatch) (ctrl.Result, error) {
 	cluster := dp.wl.Status.ClusterName
-	rem := d.Pool.get(cluster)
-	if rem == nil || !slices.Contains(dp.cfg.Spec.Clusters, cluster) {
+	if !slices.Contains(dp.cfg.Spec.Clusters, cluster) {
 		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
-			fmt.Sprintf("The worker cluster %q is no longer one of MultiClusterConfig %s's, or Muster cannot connect to it: dispatched again", cluster, dp.cfg.Name))
+			fmt.Sprintf("The worker cluster %q is no longer one of MultiClusterConfig %s's: dispatched again", cluster, dp.cfg.Name))
 	}
-	if h := rem.health(); !h.usable {
-		return d.waitForLost(ctx, dp, h)
+	rem := d.Pool.get(cluster)
+	if rem == nil || !rem.health().usable {
+		return d.waitForLost(ctx, dp)
 	}
 	cp, err := rem.workload(ctx, dp.wl.Namespace, dp.wl.Name)
 	if err != nil {
@@ -183,18 +188,33 @@ func (d *Dispatcher) follow(ctx context.Context, dp *dispatch) (ctrl.Result, err
 }
 
 // waitForLost dispatches again a workload whose worker has not answered
-// for WorkerLostTimeout, and looks again when that time is up.
-func (d *Dispatcher) waitForLost(ctx context.Context, dp *dispatch, h health) (ctrl.Result, error) {
-	if h.lostSince.IsZero() {
+// for WorkerLostTimeout, and looks again when that time is up. The time
+// counts from the MultiCluster's Active condition, which outlives a
+// restart of the manager: one that restarts while a worker is down does
+// not start counting again, and one that has not reconnected yet (its
+// condition still True) only waits.
+func (d *Dispatcher) waitForLost(ctx context.Context, dp *dispatch) (ctrl.Result, error) {
+	cluster := dp.wl.Status.ClusterName
+	var mc musterv1beta1.MultiCluster
+	if err := d.Client.Get(ctx, client.ObjectKey{Name: cluster}, &mc); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
+			fmt.Sprintf("The worker cluster %q has no MultiCluster any more: dispatched again", cluster))
+	}
+	c := meta.FindStatusCondition(mc.Status.Conditions, musterv1beta1.MultiClusterActive)
+	if c == nil || c.Status == metav1.ConditionTrue {
 		return ctrl.Result{RequeueAfter: reconnectWait}, nil
 	}
-	if left := d.WorkerLostTimeout - d.Clock.Since(h.lostSince); left > 0 {
-		log.FromContext(ctx).V(2).Info("Worker cluster lost; waiting before dispatching again", "cluster", dp.wl.Status.ClusterName, "left", left)
+	lost := d.Clock.Since(c.LastTransitionTime.Time)
+	if left := d.WorkerLostTimeout - lost; left > 0 {
+		log.FromContext(ctx).V(2).Info("Worker cluster lost; waiting before dispatching again", "cluster", cluster, "left", left)
 		return ctrl.Result{RequeueAfter: left}, nil
 	}
 	return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
-		fmt.Sprintf("The worker cluster %q has not answered for %s (workerLostTimeout %s): dispatched again",
-			dp.wl.Status.ClusterName, d.Clock.Since(h.lostSince).Round(time.Second), d.WorkerLostTimeout))
+		fmt.Sprintf("The worker cluster %q has not been usable for %s (%s: %s; workerLostTimeout %s): dispatched again",
+			cluster, lost.Round(time.Second), c.Reason, c.Message, d.WorkerLostTimeout))
 }
 
 // finish mirrors the job's final status and finishes the workload as its

@@ -198,6 +198,7 @@ func (d *Dispatcher) removeFrom(ctx context.Context, rem *remote, key types.Name
 		return err
 	}
 	gvk, jobKey, ok := remoteJobOf(cp, job)
+	log.FromContext(ctx).V(3).Info("Taking back", "copy", klog.KObj(cp), "job", jobKey, "kind", gvk.Kind, "found", ok)
 	if ok {
 		if err := d.deleteRemoteJob(ctx, rem, gvk, jobKey, key.Name); err != nil {
 			return err
@@ -233,8 +234,12 @@ func remoteJobOf(cp *musterv1beta1.Workload, job *unstructured.Unstructured) (sc
 // the workload, with its pods.
 func (d *Dispatcher) deleteRemoteJob(ctx context.Context, rem *remote, gvk schema.GroupVersionKind, key types.NamespacedName, wl string) error {
 	job, err := d.remoteJob(ctx, rem, gvk, key)
-	if err != nil || job == nil || !d.ours(job, wl) || !job.GetDeletionTimestamp().IsZero() {
+	if err != nil || job == nil || !job.GetDeletionTimestamp().IsZero() {
 		return err
+	}
+	if !d.ours(job, wl) {
+		log.FromContext(ctx).V(2).Info("Left alone a worker's job this manager did not dispatch for the workload", "job", klog.KObj(job), "cluster", rem.name)
+		return nil
 	}
 	err = rem.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if client.IgnoreNotFound(err) != nil {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -166,6 +168,38 @@ func (e *Env) KubeConfig() ([]byte, error) {
 		return nil, fmt.Errorf("adding user: %w", err)
 	}
 	return user.KubeConfig()
+}
+
+// KubeConfigAs returns a kubeconfig (credentials embedded) for a user of
+// the given name and groups, with no permissions but those the test
+// grants, whose server is the API server's address or, if set, server
+// (a Proxy's address in front of it).
+func (e *Env) KubeConfigAs(name, server string, groups ...string) ([]byte, error) {
+	user, err := e.testEnv.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("adding user: %w", err)
+	}
+	raw, err := user.KubeConfig()
+	if err != nil || server == "" {
+		return raw, err
+	}
+	cfg, err := clientcmd.Load(raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + server
+	}
+	return clientcmd.Write(*cfg)
+}
+
+// APIServerAddr is the API server's host:port.
+func (e *Env) APIServerAddr() string {
+	u, err := url.Parse(e.Config.Host)
+	if err != nil {
+		return e.Config.Host
+	}
+	return u.Host
 }
 
 func freePort() int {
