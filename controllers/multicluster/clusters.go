@@ -137,7 +137,9 @@ func (p *Pool) connect(ctx context.Context, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	changed := func() { p.clusterEvents <- event.GenericEvent{Object: &musterv1beta1.MultiCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}} }
+	changed := func() {
+		p.clusterEvents <- event.GenericEvent{Object: &musterv1beta1.MultiCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}}
+	}
 	onWorkload := func(ns, n string) {
 		p.workloadEvents <- event.GenericEvent{Object: &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}}
 	}
