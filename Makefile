@@ -225,7 +225,8 @@ cluster-up: ## Start a local cluster (etcd, apiserver, controller-manager, sched
 	hack/cluster.sh muster
 
 .PHONY: cluster-down
-cluster-down: ## Stop the local cluster's processes.
+cluster-down: ## Stop the local cluster's processes (and its worker clusters', if any).
+	hack/multicluster.sh down
 	hack/cluster.sh down
 
 .PHONY: demo
@@ -241,11 +242,12 @@ demo-cold: ## The demo on a cluster created from nothing (fresh MUSTER_RUN_DIR, 
 # cluster.
 E2E_TOPOLOGY ?= 2x2x4
 .PHONY: test-e2e
-test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool, gang schedulers, job operators and cluster autoscaler).
+test-e2e: ## Run the end-to-end suite against the local cluster (started if needed, with its topology pool, gang schedulers, job operators and cluster autoscaler) and two worker clusters it dispatches to (hack/multicluster.sh).
 	TOPOLOGY=$(E2E_TOPOLOGY) WORKLOAD_API=1 COSCHEDULING=1 hack/cluster.sh up
-	hack/cluster.sh muster
+	MUSTER_WORKER_LOST_TIMEOUT=20s hack/cluster.sh muster
 	hack/cluster.sh operators
 	OPERATORS=autoscaler hack/cluster.sh operators
+	hack/multicluster.sh up
 	go test -tags e2e $(GO_TEST_FLAGS) -timeout 30m ./test/e2e/...
 
 ##@ Build

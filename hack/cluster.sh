@@ -23,7 +23,9 @@
 # LeaderWorkerSet and Trainer v2 operators),
 # MUSTER_PROBE_PORT, MUSTER_METRICS_PORT; the other processes listen on none
 # or on ephemeral ports. MUSTER_LOG_LEVEL (default info; 2 for debug) sets
-# Muster's verbosity.
+# Muster's verbosity, MUSTER_WORKER_LOST_TIMEOUT (default 15m) its
+# multiCluster.workerLostTimeout. hack/multicluster.sh runs two more
+# clusters as this one's workers.
 #
 # Nodes (hack/cluster/nodes.sh): NODES (default 3) nodes of GPUS (default 8)
 # GPUs labelled muster.dev/gpu a100 or h100, the demo's 24 GPUs. With
@@ -344,6 +346,10 @@ internalCertManagement:
 integrations:
   frameworks: [batch/job, kubeflow.org/pytorchjob, ray.io/raycluster, ray.io/rayjob, jobset.x-k8s.io/jobset, kubeflow.org/mpijob, pod, leaderworkerset.x-k8s.io/leaderworkerset, trainer.kubeflow.org/trainjob, workload.codeflare.dev/appwrapper]
   acceptKueueQueueLabel: true
+# As a manager of worker clusters (hack/multicluster.sh): how long a lost
+# worker's jobs wait before they are dispatched elsewhere.
+multiCluster:
+  workerLostTimeout: ${MUSTER_WORKER_LOST_TIMEOUT:-15m}
 CONFIG
   stop muster
   say "starting Muster (logs: $run/logs/muster.log)"
