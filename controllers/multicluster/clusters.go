@@ -53,6 +53,11 @@ type Pool struct {
 	origin     string
 	clock      clock.PassiveClock
 	probeEvery time.Duration
+	// qps and burst limit the client of each worker (the manager's own
+	// client limits: client-go's defaults would hold the dispatch to 5
+	// requests a second per worker).
+	qps   float32
+	burst int
 
 	started time.Time
 
@@ -68,10 +73,10 @@ type Pool struct {
 }
 
 // NewPool returns an empty pool. probeEvery is how often each worker is
-// asked whether it answers.
-func NewPool(scheme *runtime.Scheme, origin string, clk clock.PassiveClock, probeEvery time.Duration) *Pool {
+// asked whether it answers; qps and burst limit each worker's client.
+func NewPool(scheme *runtime.Scheme, origin string, clk clock.PassiveClock, probeEvery time.Duration, qps float32, burst int) *Pool {
 	return &Pool{
-		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery, started: clk.Now(),
+		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery, started: clk.Now(), qps: qps, burst: burst,
 		remotes:        map[string]*remote{},
 		hashes:         map[string][sha256.Size]byte{},
 		clusterEvents:  make(chan event.GenericEvent, 64),
@@ -133,6 +138,7 @@ func (p *Pool) connect(ctx context.Context, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	cfg.QPS, cfg.Burst = p.qps, p.burst
 	r, err := newRemote(name, cfg, p.scheme, p.origin, p.clock)
 	if err != nil {
 		return err

@@ -26,7 +26,10 @@ type Options struct {
 	Kinds []jobframework.MultiClusterKind
 	// ProbeEvery is how often each worker is asked whether it answers.
 	ProbeEvery time.Duration
-	Clock      clock.PassiveClock
+	// QPS and Burst limit the client of each worker.
+	QPS   float32
+	Burst int
+	Clock clock.PassiveClock
 }
 
 // DefaultProbeEvery is how often a worker is probed by default.
@@ -39,7 +42,7 @@ func Setup(mgr ctrl.Manager, o Options) error {
 	if o.ProbeEvery == 0 {
 		o.ProbeEvery = DefaultProbeEvery
 	}
-	pool := NewPool(mgr.GetScheme(), o.Origin, o.Clock, o.ProbeEvery)
+	pool := NewPool(mgr.GetScheme(), o.Origin, o.Clock, o.ProbeEvery, o.QPS, o.Burst)
 	clusters := &ClusterReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Namespace: o.Namespace, Pool: pool}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return err

@@ -304,6 +304,8 @@ func setupMultiCluster(mgr manager.Manager, cfg *configv1beta1.Configuration, cl
 		WorkerLostTimeout: m.WorkerLostTimeout.Duration,
 		Incremental:       m.Dispatcher == configv1beta1.IncrementalDispatcher,
 		Kinds:             jobs.Registry().MultiClusterKinds(cfg.Integrations.Frameworks),
+		QPS:               *cfg.ClientConnection.QPS,
+		Burst:             int(*cfg.ClientConnection.Burst),
 		Clock:             clk,
 	})
 	if err != nil {
