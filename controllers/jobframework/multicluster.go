@@ -5,7 +5,9 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1beta1 "github.com/musterhq/muster/apis/muster/v1beta1"
 )
@@ -117,4 +119,17 @@ func (r *Registry) MultiClusterKinds(frameworks []string) []MultiClusterKind {
 // path and takes value.
 func ManagedByAt(value string, path ...string) *MultiCluster {
 	return &MultiCluster{ManagedByPath: path, ManagedBy: value}
+}
+
+// dispatched reports whether a job of the reconciler's kind runs in a
+// worker cluster: its workload finishes when the worker's does, and the job
+// stays unsuspended in the manager whatever its mirrored status says, which
+// is not the job running again.
+func (r *Reconciler[T]) dispatched(obj client.Object) bool {
+	mc := r.kind.MultiCluster
+	if mc == nil {
+		return false
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	return err == nil && mc.Dispatched(&unstructured.Unstructured{Object: u})
 }

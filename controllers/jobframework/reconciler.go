@@ -111,7 +111,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if msg, succeeded, finished := job.Finished(); finished {
 		return ctrl.Result{}, r.finish(ctx, job, wl, msg, succeeded)
 	}
-	if wl != nil && workload.IsFinished(wl) && !job.IsSuspended() {
+	if wl != nil && workload.IsFinished(wl) && !job.IsSuspended() && !r.dispatched(obj) {
 		// The job runs again after its workload finished (a RayCluster
 		// resumed by its user): it needs quota anew.
 		log.FromContext(ctx).Info("Replaced the finished workload of a job that runs again", "workload", klog.KObj(wl))

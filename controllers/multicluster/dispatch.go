@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -17,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -32,6 +35,9 @@ import (
 
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads,verbs=get;list;watch
 // +kubebuilder:rbac:groups=muster.dev,resources=workloads/status,verbs=get;update;patch
+
+// concurrentDispatches is how many workloads are stepped at once.
+const concurrentDispatches = 8
 
 // ReasonMultiCluster is the reason of the dispatcher's events (Kueue's is
 // MultiKueue).
@@ -149,11 +155,9 @@ func (d *Dispatcher) loadJob(ctx context.Context, dp *dispatch) error {
 			continue
 		}
 		dp.kind = k
-		job := &unstructured.Unstructured{}
-		job.SetGroupVersionKind(k.GVK)
-		err := d.Client.Get(ctx, types.NamespacedName{Namespace: dp.wl.Namespace, Name: owner.Name}, job)
-		if err != nil {
-			return client.IgnoreNotFound(err)
+		job, err := d.getJob(ctx, k.GVK, types.NamespacedName{Namespace: dp.wl.Namespace, Name: owner.Name})
+		if err != nil || job == nil {
+			return err
 		}
 		if job.GetUID() == owner.UID {
 			dp.job = job
@@ -161,6 +165,31 @@ func (d *Dispatcher) loadJob(ctx context.Context, dp *dispatch) error {
 		return nil
 	}
 	return nil
+}
+
+// getJob reads a manager's job, from the cache when the kind has Go types
+// (the job reconciler watches it already), else directly; nil if it is
+// gone.
+func (d *Dispatcher) getJob(ctx context.Context, gvk schema.GroupVersionKind, key types.NamespacedName) (*unstructured.Unstructured, error) {
+	if typed, err := d.Client.Scheme().New(gvk); err == nil {
+		obj := typed.(client.Object)
+		if err := d.Client.Get(ctx, key, obj); err != nil {
+			return nil, client.IgnoreNotFound(err)
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		job := &unstructured.Unstructured{Object: u}
+		job.SetGroupVersionKind(gvk)
+		return job, nil
+	}
+	job := &unstructured.Unstructured{}
+	job.SetGroupVersionKind(gvk)
+	if err := d.Client.Get(ctx, key, job); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return job, nil
 }
 
 // refusal says why the workload cannot be dispatched, "" if it can.
@@ -235,6 +264,9 @@ func (d *Dispatcher) SetupWithManager(mgr ctrl.Manager) error {
 		}))).
 		WatchesRawSource(source.Channel(d.Pool.workloadEvents, &handler.EnqueueRequestForObject{})).
 		Watches(&musterv1beta1.MultiCluster{}, handler.EnqueueRequestsFromMapFunc(d.workloadsOf)).
+		// A step waits on the workers' API servers (and a lost one's
+		// timeout): workloads are stepped side by side.
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentDispatches}).
 		Named("multicluster-dispatch").
 		Complete(d)
 }

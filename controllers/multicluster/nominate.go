@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -42,19 +43,10 @@ func (d *Dispatcher) nominate(ctx context.Context, dp *dispatch) (ctrl.Result, e
 	var winner string
 	var winnerAt time.Time
 	var failed []error
-	for _, name := range usable {
-		rem := d.Pool.get(name)
-		if !slices.Contains(targets, name) {
-			failed = appendErr(failed, name, d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job))
-			continue
-		}
-		cp, err := d.ensureCopy(ctx, rem, dp.wl)
-		if err != nil {
-			failed = appendErr(failed, name, err)
-			continue
-		}
-		if cp != nil && workload.IsAdmitted(cp) && (winner == "" || admittedAt(cp).Before(winnerAt)) {
-			winner, winnerAt = name, admittedAt(cp)
+	for i, a := range d.sendCopies(ctx, dp, usable, targets) {
+		failed = appendErr(failed, usable[i], a.err)
+		if cp := a.copy; cp != nil && workload.IsAdmitted(cp) && (winner == "" || admittedAt(cp).Before(winnerAt)) {
+			winner, winnerAt = usable[i], admittedAt(cp)
 		}
 	}
 	if winner != "" {
@@ -64,6 +56,34 @@ func (d *Dispatcher) nominate(ctx context.Context, dp *dispatch) (ctrl.Result, e
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: nextRound}, nil
+}
+
+// sent is what one worker has of a workload.
+type sent struct {
+	copy *musterv1beta1.Workload
+	err  error
+}
+
+// sendCopies makes every usable worker hold a copy of the workload if it
+// is a target, and none if not, all workers at once (each is a round trip
+// to another API server); it returns what each holds, in usable's order.
+func (d *Dispatcher) sendCopies(ctx context.Context, dp *dispatch, usable, targets []string) []sent {
+	out := make([]sent, len(usable))
+	var wg sync.WaitGroup
+	for i, name := range usable {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rem := d.Pool.get(name)
+			if !slices.Contains(targets, name) {
+				out[i].err = d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job)
+				return
+			}
+			out[i].copy, out[i].err = d.ensureCopy(ctx, rem, dp.wl)
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func appendErr(errs []error, cluster string, err error) []error {
@@ -236,11 +256,15 @@ func (d *Dispatcher) finish(ctx context.Context, dp *dispatch, rem *remote, cp *
 // run in (those of the nomination, or one left by a worker that was lost
 // and came back).
 func (d *Dispatcher) removeOthers(ctx context.Context, dp *dispatch, keep string) error {
-	var errs []error
+	var others []string
 	for _, name := range dp.cfg.Spec.Clusters {
 		if rem := d.Pool.get(name); name != keep && rem != nil && rem.health().usable {
-			errs = appendErr(errs, name, d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job))
+			others = append(others, name)
 		}
+	}
+	var errs []error
+	for i, a := range d.sendCopies(ctx, dp, others, nil) {
+		errs = appendErr(errs, others[i], a.err)
 	}
 	return errors.Join(errs...)
 }

@@ -38,6 +38,8 @@ type Launch struct {
 	Pprof string
 	// TAS: the mix is topology-aware (Kueue then runs its TAS controllers).
 	TAS bool
+	// Extra is appended to Muster's configuration (YAML).
+	Extra string
 }
 
 // StartProcess runs the target with its log in l.Dir.

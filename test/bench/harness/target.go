@@ -131,12 +131,17 @@ clientConnection:
   qps: %g
   burst: %d
 pprofBindAddress: %q
-`, probeAddr, webhookAddr, certDir, l.QPS, l.Burst, l.Pprof)
+`, probeAddr, webhookAddr, certDir, l.QPS, l.Burst, l.Pprof) + l.Extra
 	path := filepath.Join(l.Dir, "muster-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
-	return []string{"--config", path, "--kubeconfig", l.Kubeconfig}, nil
+	args := []string{"--config", path, "--kubeconfig", l.Kubeconfig, "--zap-time-encoding=rfc3339nano"}
+	if lvl := os.Getenv("BENCH_MUSTER_LOG_LEVEL"); lvl != "" {
+		// To read a run's decisions one by one (2: debug).
+		args = append(args, "--zap-log-level="+lvl)
+	}
+	return args, nil
 }
 
 func (t Target) gvk(kind string) schema.GroupVersionKind { return t.GroupVersion.WithKind(kind) }

@@ -5,6 +5,7 @@
 //	bench calibrate -out DIR
 //	bench sweep     -depths 1000,10000 -targets muster,kueue -out DIR
 //	bench report    -config baseline.yaml -out DIR   (tables and plot again from DIR/results.json)
+//	bench multicluster -workers 10 -workloads 10000 -modes unthrottled -out DIR
 //
 // It needs KUBEBUILDER_ASSETS (etcd, kube-apiserver) and the binaries from
 // `make bench-bins`; `make bench` and `make bench-full` set everything up.
@@ -29,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep|report [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep|report|multicluster [flags]")
 		os.Exit(2)
 	}
 	// envtest logs through controller-runtime; the harness reports itself.
@@ -46,6 +47,8 @@ func main() {
 		err = sweepCmd(ctx, os.Args[2:])
 	case "report":
 		err = reportCmd(os.Args[2:])
+	case "multicluster":
+		err = multiClusterCmd(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
