@@ -59,7 +59,7 @@ func TestTwentyJobsSpreadOverBothWorkers(t *testing.T) {
 			g.Expect(workload.IsAdmitted(wl)).To(BeTrue(), "%s not admitted", j.Name)
 			count[wl.Status.ClusterName]++
 			r1, r2 := runningPods(g, worker1, j), runningPods(g, worker2, j)
-			g.Expect(r1 + r2).To(Equal(1), "%s: %d pods running in worker1, %d in worker2", j.Name, r1, r2)
+			g.Expect(r1+r2).To(Equal(1), "%s: %d pods running in worker1, %d in worker2", j.Name, r1, r2)
 		}
 		g.Expect(count["worker1"]).To(BeNumerically("<=", 8))
 		g.Expect(count["worker1"] + count["worker2"]).To(Equal(20))
