@@ -95,7 +95,7 @@ func RunMultiCluster(ctx context.Context, spec MultiClusterSpec, log io.Writer) 
 	}
 	proc, err := StartProcess(spec.Target, Launch{
 		Dir: spec.Dir, Kubeconfig: mgr.TargetKubeconfig, QPS: qps, Burst: burst,
-		Extra: fmt.Sprintf("multiCluster:\n  dispatcher: %s\n  workerLostTimeout: 15m\n", spec.Dispatcher),
+		MultiClusterDispatcher: spec.Dispatcher,
 	})
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func RunMultiCluster(ctx context.Context, spec MultiClusterSpec, log io.Writer) 
 	if err := rec.watch(ctx, mgr, spec.Target); err != nil {
 		return nil, err
 	}
-	if err := rec.warmUp(ctx, mgr, spec.RuntimeMs, proc); err != nil {
+	if err := rec.warmUp(ctx, mgr, spec.Target, spec.RuntimeMs, proc); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -177,8 +177,7 @@ func setUpManager(ctx context.Context, mgr *APIServer, workers []*APIServer, spe
 		secret.SetKind("Secret")
 		secret.SetNamespace("default")
 		secret.SetName(name)
-		if err := createAll(ctx, mgr, secret,
-			t.object("MultiCluster", "", name, map[string]any{"kubeConfig": map[string]any{"location": name, "locationType": "Secret"}})); err != nil {
+		if err := createAll(ctx, mgr, secret, t.object(t.multiCluster.clusterKind, "", name, t.multiCluster.clusterSpec(name))); err != nil {
 			return err
 		}
 		if err := createNamespaceAndQueue(ctx, w, t, spec.WorkerSlots, false); err != nil {
@@ -186,10 +185,10 @@ func setUpManager(ctx context.Context, mgr *APIServer, workers []*APIServer, spe
 		}
 	}
 	ac := t.object("AdmissionCheck", "", mcCheck, map[string]any{
-		"controllerName": "muster.dev/multicluster",
-		"parameters":     map[string]any{"apiGroup": t.GroupVersion.Group, "kind": "MultiClusterConfig", "name": mcCheck},
+		"controllerName": t.multiCluster.controller,
+		"parameters":     map[string]any{"apiGroup": t.GroupVersion.Group, "kind": t.multiCluster.configKind, "name": mcCheck},
 	})
-	if err := createAll(ctx, mgr, t.object("MultiClusterConfig", "", mcCheck, map[string]any{"clusters": clusters}), ac); err != nil {
+	if err := createAll(ctx, mgr, t.object(t.multiCluster.configKind, "", mcCheck, map[string]any{"clusters": clusters}), ac); err != nil {
 		return err
 	}
 	return createNamespaceAndQueue(ctx, mgr, t, spec.Workloads, true)
@@ -205,7 +204,7 @@ func createNamespaceAndQueue(ctx context.Context, a *APIServer, t Target, quota 
 	ns.SetName(mcNamespace)
 	cq := t.ClusterQueue(QueuePlan{Name: mcQueue, NominalQuota: *resource.NewQuantity(int64(quota), resource.DecimalSI)}, "default")
 	if manager {
-		_ = unstructured.SetNestedStringSlice(cq.Object, []string{mcCheck}, "spec", "admissionChecks")
+		_ = unstructured.SetNestedSlice(cq.Object, []any{map[string]any{"name": mcCheck}}, "spec", "admissionChecksStrategy", "admissionChecks")
 	}
 	return createAll(ctx, a, ns, t.ResourceFlavor(Plan{Flavor: "default"}), cq, t.LocalQueue(mcNamespace, mcQueue, mcQueue))
 }
@@ -250,18 +249,18 @@ func submitJobs(ctx context.Context, mgr *APIServer, spec MultiClusterSpec, rec 
 			return ctx.Err()
 		}
 		name := fmt.Sprintf("job-%05d", i)
-		j := batchJob(name, spec.RuntimeMs)
+		j := batchJob(spec.Target, name, spec.RuntimeMs)
 		rec.created(name, time.Now())
 		_, err := jobs.Create(ctx, j, metav1.CreateOptions{})
 		return err
 	})
 }
 
-func batchJob(name string, runtimeMs int) *unstructured.Unstructured {
+func batchJob(t Target, name string, runtimeMs int) *unstructured.Unstructured {
 	j := &unstructured.Unstructured{Object: map[string]any{
 		"spec": map[string]any{
 			"suspend":   true,
-			"managedBy": "muster.dev/multicluster",
+			"managedBy": t.multiCluster.managedBy,
 			"template": map[string]any{
 				"metadata": map[string]any{"annotations": map[string]any{RuntimeLabel: fmt.Sprint(runtimeMs)}},
 				"spec": map[string]any{
@@ -278,7 +277,7 @@ func batchJob(name string, runtimeMs int) *unstructured.Unstructured {
 	j.SetKind("Job")
 	j.SetNamespace(mcNamespace)
 	j.SetName(name)
-	j.SetLabels(map[string]string{"muster.dev/queue-name": mcQueue})
+	j.SetLabels(map[string]string{t.multiCluster.queueLabel: mcQueue})
 	return j
 }
 
@@ -342,10 +341,10 @@ func (r *dispatchRecorder) observe(u *unstructured.Unstructured, at time.Time) {
 // warmUp dispatches one job and waits for it to finish, so that the run
 // measures a manager that runs (its controllers started, the workers
 // connected), not its start; the job is then forgotten.
-func (r *dispatchRecorder) warmUp(ctx context.Context, mgr *APIServer, runtimeMs int, proc *Process) error {
+func (r *dispatchRecorder) warmUp(ctx context.Context, mgr *APIServer, t Target, runtimeMs int, proc *Process) error {
 	jobs := mgr.Dynamic.Resource(jobsGVR).Namespace(mcNamespace)
 	r.created("warm-up", time.Now())
-	if _, err := jobs.Create(ctx, batchJob("warm-up", runtimeMs), metav1.CreateOptions{}); err != nil {
+	if _, err := jobs.Create(ctx, batchJob(t, "warm-up", runtimeMs), metav1.CreateOptions{}); err != nil {
 		return err
 	}
 	if err := r.waitFinished(ctx, 1, nil, proc); err != nil {

@@ -38,8 +38,9 @@ type Launch struct {
 	Pprof string
 	// TAS: the mix is topology-aware (Kueue then runs its TAS controllers).
 	TAS bool
-	// Extra is appended to Muster's configuration (YAML).
-	Extra string
+	// MultiClusterDispatcher, set in a multi-cluster run, makes the target
+	// a manager of worker clusters with this dispatcher.
+	MultiClusterDispatcher string
 }
 
 // StartProcess runs the target with its log in l.Dir.

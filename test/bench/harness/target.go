@@ -43,6 +43,17 @@ type Target struct {
 	// placement decodes a pod set assignment's topologyAssignment into
 	// pods per node.
 	placement func(ta map[string]any) ([]NodePods, error)
+	// multiCluster spells the multi-cluster dispatch in the target's API.
+	multiCluster multiClusterAPI
+}
+
+// multiClusterAPI is how a target spells the multi-cluster dispatch:
+// MultiCluster (Muster) or MultiKueueCluster (Kueue) and their configs,
+// the check's controller, the job's managedBy and queue label.
+type multiClusterAPI struct {
+	clusterKind, configKind, controller, managedBy, queueLabel string
+	// clusterSpec is a worker's spec, reading the kubeconfig from a Secret.
+	clusterSpec func(secret string) map[string]any
 }
 
 // Muster is the Muster manager binary (cmd/muster) with the CRDs in crdDir.
@@ -54,6 +65,13 @@ func Muster(binary, crdDir string) Target {
 		args:            musterArgs,
 		topologyRequest: musterTopologyRequest,
 		placement:       musterPlacement,
+		multiCluster: multiClusterAPI{
+			clusterKind: "MultiCluster", configKind: "MultiClusterConfig", controller: "muster.dev/multicluster",
+			managedBy: "muster.dev/multicluster", queueLabel: "muster.dev/queue-name",
+			clusterSpec: func(secret string) map[string]any {
+				return map[string]any{"kubeConfig": map[string]any{"location": secret, "locationType": "Secret"}}
+			},
+		},
 		requeueConditions: []metav1.Condition{
 			{Type: "QuotaReserved", Status: metav1.ConditionFalse, Reason: "Pending", Message: "Requeued after eviction"},
 			{Type: "Admitted", Status: metav1.ConditionFalse, Reason: "Evicted", Message: "Requeued after eviction"},
@@ -72,6 +90,13 @@ func Kueue(binary, crdDir string) Target {
 		args:            kueueArgs,
 		topologyRequest: kueueTopologyRequest,
 		placement:       kueuePlacement,
+		multiCluster: multiClusterAPI{
+			clusterKind: "MultiKueueCluster", configKind: "MultiKueueConfig", controller: "kueue.x-k8s.io/multikueue",
+			managedBy: "kueue.x-k8s.io/multikueue", queueLabel: "kueue.x-k8s.io/queue-name",
+			clusterSpec: func(secret string) map[string]any {
+				return map[string]any{"clusterSource": map[string]any{"kubeConfig": map[string]any{"location": secret, "locationType": "Secret"}}}
+			},
+		},
 		// What Kueue's job framework does: workload.UnsetQuotaReservationWithCondition.
 		requeueConditions: []metav1.Condition{
 			{Type: "QuotaReserved", Status: metav1.ConditionFalse, Reason: "Pending", Message: "Evicted by the benchmark's kubelet"},
@@ -89,6 +114,13 @@ func kueueArgs(l Launch) ([]string, error) {
 		"--pprof-bind-address=" + l.Pprof}
 	if l.TAS {
 		args = append(args, "--enable-tas", "--feature-gates=TASBalancedPlacement=true")
+	}
+	if l.MultiClusterDispatcher != "" {
+		certDir := filepath.Join(l.Dir, "certs")
+		if err := writeSelfSignedCert(certDir); err != nil {
+			return nil, err
+		}
+		args = append(args, "--multikueue", "--cert-dir="+certDir)
 	}
 	return args, nil
 }
@@ -131,7 +163,10 @@ clientConnection:
   qps: %g
   burst: %d
 pprofBindAddress: %q
-`, probeAddr, webhookAddr, certDir, l.QPS, l.Burst, l.Pprof) + l.Extra
+`, probeAddr, webhookAddr, certDir, l.QPS, l.Burst, l.Pprof)
+	if d := l.MultiClusterDispatcher; d != "" {
+		cfg += fmt.Sprintf("multiCluster:\n  dispatcher: %s\n", d)
+	}
 	path := filepath.Join(l.Dir, "muster-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func (s *workerStub) start(ctx context.Context, w *APIServer, t Target) error {
 	}
 	_, err = jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(o any) {
 		if u, ok := o.(*unstructured.Unstructured); ok {
-			go s.finishAfter(ctx, u.GetAnnotations()[prebuiltAnnotation], s.runtime)
+			go s.finishAfter(ctx, prebuiltName(u), s.runtime)
 		}
 	}})
 	if err != nil {
@@ -82,9 +82,19 @@ func (s *workerStub) start(ctx context.Context, w *APIServer, t Target) error {
 	return nil
 }
 
-// prebuiltAnnotation names, on a job the manager created in a worker, the
-// copy it runs for.
-const prebuiltAnnotation = "muster.dev/prebuilt-workload-name"
+// prebuiltName is the copy a job the manager created in a worker runs
+// for: Muster's annotation, or Kueue's (annotation or label).
+func prebuiltName(u *unstructured.Unstructured) string {
+	for _, k := range []string{"muster.dev/prebuilt-workload-name", "kueue.x-k8s.io/prebuilt-workload-name"} {
+		if n := u.GetAnnotations()[k]; n != "" {
+			return n
+		}
+		if n := u.GetLabels()[k]; n != "" {
+			return n
+		}
+	}
+	return ""
+}
 
 // metadataOnly keeps an informer's objects small: 10,000 copies in each
 // of ten workers.

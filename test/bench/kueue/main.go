@@ -22,25 +22,34 @@ import (
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	crconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/constants"
+	"sigs.k8s.io/kueue/pkg/controller/admissionchecks/multikueue"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	// The batch/v1 Job integration registers itself.
+	_ "sigs.k8s.io/kueue/pkg/controller/jobs/job"
 	"sigs.k8s.io/kueue/pkg/controller/tas"
 	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
 	"sigs.k8s.io/kueue/pkg/features"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	"sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
+	"sigs.k8s.io/kueue/pkg/util/kubeversion"
 )
 
 func main() {
@@ -48,6 +57,8 @@ func main() {
 	burst := flag.Int("burst", int(configapi.DefaultClientConnectionBurst), "Client burst (Kueue's default: 500).")
 	pprofAddr := flag.String("pprof-bind-address", "", "Serve pprof profiles on this address (off when empty).")
 	enableTAS := flag.Bool("enable-tas", false, "Run Kueue's topology-aware scheduling controllers and indexes.")
+	multiKueue := flag.Bool("multikueue", false, "Run Kueue's batch/v1 Job integration and its MultiKueue controllers (Secrets in the default namespace), as a MultiKueue manager.")
+	certDir := flag.String("cert-dir", "", "The webhook server's certificate directory (the Job integration registers webhooks; nothing calls them).")
 	gates := flag.String("feature-gates", "", "Kueue feature gates, key=value pairs as Kueue's own --feature-gates (e.g. TASBalancedPlacement=true).")
 	logOpts := zap.Options{}
 	logOpts.BindFlags(flag.CommandLine)
@@ -59,13 +70,13 @@ func main() {
 	}
 	ctrl.Log.Info("TAS feature gates", "TopologyAwareScheduling", features.Enabled(features.TopologyAwareScheduling),
 		"TASBalancedPlacement", features.Enabled(features.TASBalancedPlacement), "TASProfileMixed", features.Enabled(features.TASProfileMixed))
-	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst, *pprofAddr, *enableTAS); err != nil {
+	if err := run(ctrl.SetupSignalHandler(), float32(*qps), *burst, *pprofAddr, *enableTAS, *multiKueue, *certDir); err != nil {
 		ctrl.Log.Error(err, "Kueue stopped with an error")
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTAS bool) error {
+func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTAS, multiKueue bool, certDir string) error {
 	restCfg, err := ctrl.GetConfig()
 	if err != nil {
 		return err
@@ -99,6 +110,7 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTA
 		Metrics:          metricsserver.Options{BindAddress: "0"},
 		PprofBindAddress: pprofAddr,
 		Controller:       crconfig.Controller{SkipNameValidation: new(true), GroupKindConcurrency: concurrency},
+		WebhookServer:    webhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: 0, CertDir: certDir}),
 	})
 	if err != nil {
 		return err
@@ -108,6 +120,14 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTA
 	}
 	if enableTAS {
 		if err := tasindexer.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+	}
+	if multiKueue {
+		if err := multikueue.SetupIndexer(ctx, mgr.GetFieldIndexer(), multiKueueNamespace); err != nil {
+			return err
+		}
+		if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(multiKueueFrameworks)); err != nil {
 			return err
 		}
 	}
@@ -134,6 +154,11 @@ func run(ctx context.Context, qps float32, burst int, pprofAddr string, enableTA
 			return err
 		}
 	}
+	if multiKueue {
+		if err := setupMultiKueue(ctx, mgr, restCfg, queues, cache); err != nil {
+			return err
+		}
+	}
 	sched := scheduler.New(queues, cache, mgr.GetClient(), mgr.GetEventRecorder(constants.AdmissionName),
 		scheduler.WithPreemptionExpectations(expect))
 	if err := mgr.Add(sched); err != nil {
@@ -155,4 +180,45 @@ func setupTAS(mgr ctrl.Manager, queues *qcache.Manager, cache *schdcache.Cache) 
 		return err
 	}
 	return nil
+}
+
+// The MultiKueue manager of the multi-cluster benchmark: Kueue's defaults
+// (AllAtOnce, gcInterval 1m, workerLostTimeout 15m, origin multikueue) and
+// batch/v1 Jobs only.
+const multiKueueNamespace = "default"
+
+var multiKueueFrameworks = []string{"batch/job"}
+
+// setupMultiKueue wires what Kueue's main wires for a MultiKueue manager
+// dispatching batch/v1 Jobs: the Job integration (its reconciler creates
+// the Workloads from the Jobs, starts and stops them) and the MultiKueue
+// cluster, admission check and workload controllers with the Job adapter.
+func setupMultiKueue(ctx context.Context, mgr ctrl.Manager, restCfg *rest.Config, queues *qcache.Manager, cache *schdcache.Cache) error {
+	adapters, err := jobframework.GetMultiKueueAdapters(sets.New(multiKueueFrameworks...))
+	if err != nil {
+		return err
+	}
+	if err := multikueue.SetupControllers(mgr, multiKueueNamespace, multikueue.WithAdapters(adapters),
+		multikueue.WithGCInterval(configapi.DefaultMultiKueueGCInterval),
+		multikueue.WithOrigin(configapi.DefaultMultiKueueOrigin),
+		multikueue.WithWorkerLostTimeout(configapi.DefaultMultiKueueWorkerLostTimeout)); err != nil {
+		return err
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(restCfg)
+	if err != nil {
+		return err
+	}
+	versions := kubeversion.NewServerVersionFetcher(dc)
+	if err := versions.FetchServerVersion(); err != nil {
+		return err
+	}
+	if err := mgr.Add(versions); err != nil {
+		return err
+	}
+	return jobframework.SetupControllers(ctx, mgr, ctrl.Log.WithName("jobframework"),
+		jobframework.WithEnabledFrameworks(multiKueueFrameworks),
+		jobframework.WithManagerName(constants.KueueName),
+		jobframework.WithKubeServerVersion(versions),
+		jobframework.WithCache(cache),
+		jobframework.WithQueues(queues))
 }

@@ -27,19 +27,19 @@ func multiClusterCmd(ctx context.Context, args []string) error {
 	dispatchers := fs.String("dispatchers", "AllAtOnce", "Dispatchers to run (AllAtOnce, Incremental).")
 	timeout := fs.Duration("timeout", time.Hour, "Bound of each run.")
 	_ = fs.Parse(args)
-	c.targets = "muster"
 	targets, err := c.targetList()
 	if err != nil {
 		return err
 	}
-	for _, mode := range strings.Split(*modes, ",") {
-		for _, d := range strings.Split(*dispatchers, ",") {
-			dir := filepath.Join(c.out, fmt.Sprintf("%s-%s-%s", targets[0].Name, mode, d))
+	for _, t := range targets {
+		for _, run := range runsOf(t.Name, *modes, *dispatchers) {
+			mode, d := run[0], run[1]
+			dir := filepath.Join(c.out, fmt.Sprintf("%s-%s-%s", t.Name, mode, d))
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return err
 			}
 			res, err := harness.RunMultiCluster(ctx, harness.MultiClusterSpec{
-				Target: targets[0], Mode: mode, Workers: *workers, WorkerSlots: *slots, Workloads: *workloads,
+				Target: t, Mode: mode, Workers: *workers, WorkerSlots: *slots, Workloads: *workloads,
 				Interval: *interval, RuntimeMs: *runtime, Dispatcher: d, Dir: dir, Timeout: *timeout,
 			}, os.Stdout)
 			if err != nil {
@@ -54,4 +54,20 @@ func multiClusterCmd(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// runsOf are the mode and dispatcher pairs a target runs: Kueue only
+// AllAtOnce (its benchmark binary does not run the incremental
+// dispatcher's controller).
+func runsOf(target, modes, dispatchers string) [][2]string {
+	var out [][2]string
+	for _, m := range strings.Split(modes, ",") {
+		for _, d := range strings.Split(dispatchers, ",") {
+			if target == "kueue" && d != "AllAtOnce" {
+				continue
+			}
+			out = append(out, [2]string{m, d})
+		}
+	}
+	return out
 }
