@@ -30,6 +30,8 @@ const kueueGroup = "kueue.x-k8s.io"
 // the Muster object it becomes.
 type kueueKind struct {
 	kind, resource string
+	// musterKind is the Muster kind when its name differs from Kueue's.
+	musterKind string
 	namespaced     bool
 	// renames maps Kueue's spec field paths (v1beta2 names) to Muster's.
 	renames map[string]string
@@ -50,6 +52,10 @@ var kueueKinds = []kueueKind{
 		newObj: func() client.Object { return &musterv1beta1.WorkloadPriorityClass{} }},
 	{kind: "ProvisioningRequestConfig", resource: "provisioningrequestconfigs",
 		newObj: func() client.Object { return &musterv1beta1.ProvisioningRequestConfig{} }},
+	{kind: "MultiKueueConfig", musterKind: "MultiClusterConfig", resource: "multikueueconfigs",
+		newObj: func() client.Object { return &musterv1beta1.MultiClusterConfig{} }},
+	{kind: "MultiKueueCluster", musterKind: "MultiCluster", resource: "multikueueclusters", values: multiKueueClusterValues,
+		newObj: func() client.Object { return &musterv1beta1.MultiCluster{} }},
 	{kind: "AdmissionCheck", resource: "admissionchecks", values: admissionCheckValues,
 		newObj: func() client.Object { return &musterv1beta1.AdmissionCheck{} }},
 	{kind: "Cohort", resource: "cohorts", renames: map[string]string{"parentName": "parent"},
@@ -72,10 +78,12 @@ func newImportKueueCommand(o *Options) *cobra.Command {
 		Short: "Write the Muster equivalents of a cluster's Kueue queues, flavors, cohorts, topologies, priority classes and admission checks",
 		Long: `import-kueue reads Kueue's ResourceFlavors, ClusterQueues, Cohorts, LocalQueues,
 Topologies and WorkloadPriorityClasses (kueue.x-k8s.io, the version the cluster
-prefers), with their AdmissionChecks and ProvisioningRequestConfigs, and
-applies Muster objects of the same names and meaning (server-side apply, field
-manager kubectl-muster-import); a check of Kueue's ProvisioningRequest
-controller becomes one of Muster's. What has no Muster equivalent is left out
+prefers), with their AdmissionChecks, ProvisioningRequestConfigs,
+MultiKueueConfigs and MultiKueueClusters, and applies Muster objects of the
+same names and meaning (server-side apply, field manager
+kubectl-muster-import); a check of Kueue's ProvisioningRequest or MultiKueue
+controller becomes one of Muster's (MultiKueue's objects become
+MultiClusterConfigs and MultiClusters). What has no Muster equivalent is left out
 and reported, object by object.
 
 Jobs keep their kueue.x-k8s.io/queue-name label: Muster honours it.`,
@@ -173,13 +181,22 @@ func readKueue(ctx context.Context, dc discovery.DiscoveryInterface, dyn dynamic
 			for _, d := range dropped {
 				report = append(report, fmt.Sprintf("%s %s: %s has no Muster equivalent; left out", k.kind, keyOf(obj), d))
 			}
-			if ac, ok := obj.(*musterv1beta1.AdmissionCheck); ok && ac.Spec.ControllerName != musterv1beta1.ProvisioningRequestControllerName {
+			if mc, ok := obj.(*musterv1beta1.MultiCluster); ok {
+				report = append(report, fmt.Sprintf("MultiCluster %s: copy its Secret %s from Kueue's namespace into Muster's (Muster reads kubeconfigs only from Secrets)",
+					mc.Name, mc.Spec.KubeConfig.Location))
+			}
+			if ac, ok := obj.(*musterv1beta1.AdmissionCheck); ok && !musterController(ac.Spec.ControllerName) {
 				report = append(report, fmt.Sprintf("AdmissionCheck %s: its controller %s answers Kueue's Workloads, not Muster's; "+
 					"the ClusterQueues naming it admit nothing until a controller marks it Active for Muster", ac.Name, ac.Spec.ControllerName))
 			}
 		}
 	}
 	return objs, report, nil
+}
+
+// musterController reports whether Muster answers checks of a controller.
+func musterController(name string) bool {
+	return name == musterv1beta1.ProvisioningRequestControllerName || name == musterv1beta1.MultiClusterControllerName
 }
 
 // servedVersion is the version to read a resource at: the group's
@@ -225,7 +242,7 @@ func translate(k kueueKind, u *unstructured.Unstructured) (client.Object, []stri
 	if err := json.Unmarshal(data, obj); err != nil {
 		return nil, nil, err
 	}
-	obj.GetObjectKind().SetGroupVersionKind(musterv1beta1.GroupVersion.WithKind(k.kind))
+	obj.GetObjectKind().SetGroupVersionKind(musterv1beta1.GroupVersion.WithKind(k.muster()))
 	obj.SetName(u.GetName())
 	obj.SetNamespace(u.GetNamespace())
 	obj.SetLabels(u.GetLabels())
@@ -255,11 +272,43 @@ func renamed(spec map[string]any, renames map[string]string) map[string]any {
 // config. Another controller's check keeps its name: that controller must
 // answer Muster's Workloads.
 func admissionCheckValues(spec map[string]any) {
-	if spec["controllerName"] == "kueue.x-k8s.io/provisioning-request" {
+	switch spec["controllerName"] {
+	case "kueue.x-k8s.io/provisioning-request":
 		spec["controllerName"] = musterv1beta1.ProvisioningRequestControllerName
+	case "kueue.x-k8s.io/multikueue":
+		spec["controllerName"] = musterv1beta1.MultiClusterControllerName
 	}
 	if p, ok := spec["parameters"].(map[string]any); ok && p["apiGroup"] == kueueGroup {
 		p["apiGroup"] = musterv1beta1.GroupVersion.Group
+		if p["kind"] == "MultiKueueConfig" {
+			p["kind"] = "MultiClusterConfig"
+		}
+	}
+}
+
+// muster is the kind's Muster name.
+func (k kueueKind) muster() string {
+	if k.musterKind != "" {
+		return k.musterKind
+	}
+	return k.kind
+}
+
+// multiKueueClusterValues moves Kueue v1beta2's
+// spec.clusterSource.kubeConfig to Muster's spec.kubeConfig (v1beta1's
+// place); a cluster profile has no Muster equivalent and is left for the
+// report.
+func multiKueueClusterValues(spec map[string]any) {
+	src, ok := spec["clusterSource"].(map[string]any)
+	if !ok {
+		return
+	}
+	if kc, ok := src["kubeConfig"]; ok {
+		spec["kubeConfig"] = kc
+		delete(src, "kubeConfig")
+	}
+	if len(src) == 0 {
+		delete(spec, "clusterSource")
 	}
 }
 

@@ -94,3 +94,45 @@ func kindNamed(t *testing.T, name string) kueueKind {
 	t.Fatalf("no kind %s", name)
 	return kueueKind{}
 }
+
+// MultiKueue's objects become Muster's multi-cluster ones: the check's
+// controller and config, and a v1beta2 cluster's kubeconfig moved to
+// where Muster (and Kueue v1beta1) keep it.
+func TestTranslateMultiKueue(t *testing.T) {
+	ac := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": map[string]any{"name": "mk"},
+		"spec": map[string]any{"controllerName": "kueue.x-k8s.io/multikueue",
+			"parameters": map[string]any{"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "fleet"}},
+	}}
+	obj, dropped, err := translate(kindNamed(t, "AdmissionCheck"), ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := obj.(*musterv1beta1.AdmissionCheck)
+	if got.Spec.ControllerName != musterv1beta1.MultiClusterControllerName || got.Spec.Parameters.Kind != "MultiClusterConfig" || len(dropped) != 0 {
+		t.Errorf("translated %+v (dropped %v)", got.Spec, dropped)
+	}
+	cluster := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": map[string]any{"name": "w1"},
+		"spec": map[string]any{"clusterSource": map[string]any{"kubeConfig": map[string]any{"location": "w1-secret", "locationType": "Secret"}}},
+	}}
+	obj, dropped, err = translate(kindNamed(t, "MultiKueueCluster"), cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := obj.(*musterv1beta1.MultiCluster)
+	if mc.Spec.KubeConfig.Location != "w1-secret" || mc.Kind != "MultiCluster" || len(dropped) != 0 {
+		t.Errorf("translated %+v %s (dropped %v)", mc.Spec, mc.Kind, dropped)
+	}
+	cfg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueConfig", "metadata": map[string]any{"name": "fleet"},
+		"spec": map[string]any{"clusters": []any{"w1", "w2"}},
+	}}
+	obj, _, err = translate(kindNamed(t, "MultiKueueConfig"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := obj.(*musterv1beta1.MultiClusterConfig); len(c.Spec.Clusters) != 2 || c.Kind != "MultiClusterConfig" {
+		t.Errorf("translated %+v", c)
+	}
+}

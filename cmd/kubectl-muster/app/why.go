@@ -398,6 +398,12 @@ func writeChecks(w io.Writer, wl *musterv1beta1.Workload) {
 	for _, c := range wl.Status.AdmissionChecks {
 		fmt.Fprintf(w, "Check %s:\t%s: %s\n", c.Name, c.State, orDash(c.Message))
 	}
+	switch {
+	case wl.Status.ClusterName != "":
+		fmt.Fprintf(w, "Runs in:\tworker cluster %s (its job's status there is mirrored onto this one's)\n", wl.Status.ClusterName)
+	case len(wl.Status.NominatedClusterNames) > 0:
+		fmt.Fprintf(w, "Sent to:\tworker clusters %s; the first whose Muster admits it runs it\n", strings.Join(wl.Status.NominatedClusterNames, ", "))
+	}
 	if len(wl.Status.AdmissionChecks) == 0 || workload.IsAdmitted(wl) || !workload.HoldsQuota(wl) || workload.IsEvicted(wl) {
 		return
 	}

@@ -111,3 +111,29 @@ func TestWhyShowsTheAdmissionChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestWhyShowsWhereADispatchedWorkloadIs: the worker clusters a workload
+// was sent to, then the one it runs in.
+func TestWhyShowsWhereADispatchedWorkloadIs(t *testing.T) {
+	wl := &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-x", Namespace: "ns"}, Spec: musterv1beta1.WorkloadSpec{QueueName: "main"}}
+	wl.Status.Admission = &musterv1beta1.Admission{ClusterQueue: "cq"}
+	wl.Status.Conditions = reservedAt(3)
+	wl.Status.AdmissionChecks = []musterv1beta1.AdmissionCheckState{
+		{Name: "dispatch", State: musterv1beta1.CheckStatePending, Message: "Waiting for one of the worker clusters [w1 w2] to admit the workload"},
+	}
+	wl.Status.NominatedClusterNames = []string{"w1", "w2"}
+	for _, tc := range []struct {
+		cluster string
+		want    string
+	}{{"", "worker clusters w1, w2; the first whose Muster admits it runs it"}, {"w2", "worker cluster w2 (its job's status"}} {
+		wl.Status.ClusterName = tc.cluster
+		var out bytes.Buffer
+		e := explanation{wl: wl, now: time.Now()}
+		if err := e.write(&out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("output lacks %q:\n%s", tc.want, out.String())
+		}
+	}
+}

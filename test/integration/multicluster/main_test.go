@@ -59,7 +59,7 @@ func run(m *testing.M) (int, error) {
 		}
 	}()
 	for _, e := range []**framework.Env{&manager, &worker1, &worker2} {
-		env, err := framework.Start(framework.Options{Webhooks: true})
+		env, err := framework.Start(framework.Options{Webhooks: true, JobCRDs: []string{"jobset", "pytorchjob", "raycluster"}})
 		if err != nil {
 			return 1, err
 		}
