@@ -32,7 +32,7 @@ type kueueKind struct {
 	kind, resource string
 	// musterKind is the Muster kind when its name differs from Kueue's.
 	musterKind string
-	namespaced     bool
+	namespaced bool
 	// renames maps Kueue's spec field paths (v1beta2 names) to Muster's.
 	renames map[string]string
 	// values rewrites values whose names differ (spec, after renames).

@@ -82,13 +82,6 @@ func managerWorkload(g Gomega, j *batchv1.Job) *musterv1beta1.Workload {
 	return &wl
 }
 
-func workerClient(name string) client.Client {
-	if name == "worker1" {
-		return worker1
-	}
-	return worker2
-}
-
 // remoteJob is a worker's Job of the name; nil if there is none.
 func remoteJob(g Gomega, c client.Client, j *batchv1.Job) *batchv1.Job {
 	var got batchv1.Job
