@@ -11,7 +11,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -142,17 +141,20 @@ func (d *Dispatcher) recordNomination(ctx context.Context, dp *dispatch, targets
 	return err
 }
 
-// win makes the worker that admitted the workload's copy first the one it
-// runs in: the job is created there, and the check is Ready. The other
-// copies are taken back on the next step.
+// win records the worker that admitted the workload's copy first as the
+// one it runs in, and nothing else: the job is created there by the next
+// step, from the recorded choice. The record is written with the
+// workload's resourceVersion, so a step that read an older workload (the
+// cache lags) and would pick another worker fails to write, and never
+// creates a job anywhere: a job is created only in a worker already
+// recorded, never in two.
 func (d *Dispatcher) win(ctx context.Context, dp *dispatch, cluster string) error {
-	if err := d.ensureRemoteJob(ctx, d.Pool.get(cluster), dp, false); err != nil {
-		return fmt.Errorf("creating the job in worker cluster %s: %w", cluster, err)
-	}
 	now := d.Clock.Now()
-	msg := fmt.Sprintf("The workload was admitted on %q", cluster)
-	st := musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(dp.check), State: musterv1beta1.CheckStateReady, Message: msg}
-	wrote, err := wlstatus.Patch(ctx, d.Client, dp.wl, func(wl *musterv1beta1.Workload) bool {
+	st := musterv1beta1.AdmissionCheckState{
+		Name: musterv1beta1.AdmissionCheckReference(dp.check), State: musterv1beta1.CheckStatePending,
+		Message: fmt.Sprintf("Admitted on %q; creating its job there", cluster),
+	}
+	_, err := wlstatus.Patch(ctx, d.Client, dp.wl, func(wl *musterv1beta1.Workload) bool {
 		if wl.Status.ClusterName != "" {
 			return false
 		}
@@ -160,11 +162,16 @@ func (d *Dispatcher) win(ctx context.Context, dp *dispatch, cluster string) erro
 		workload.SetCheckState(wl, st, now)
 		return true
 	})
-	if wrote && err == nil {
-		d.Recorder.Eventf(dp.wl, nil, eventType(st.State), ReasonMultiCluster, "Admit", msg)
-		log.FromContext(ctx).Info("Dispatched workload", "workload", klog.KObj(dp.wl), "cluster", cluster)
-	}
 	return err
+}
+
+// ready marks the check Ready once the job exists in the worker the
+// workload was recorded to run in.
+func (d *Dispatcher) ready(ctx context.Context, dp *dispatch) error {
+	if st := workload.FindCheck(dp.wl, dp.check); st == nil || st.State == musterv1beta1.CheckStateReady {
+		return nil
+	}
+	return d.setCheck(ctx, dp, musterv1beta1.CheckStateReady, fmt.Sprintf("The workload was admitted on %q", dp.wl.Status.ClusterName))
 }
 
 // follow keeps a workload that runs in a worker in step with it: the job's
@@ -199,6 +206,9 @@ func (d *Dispatcher) follow(ctx context.Context, dp *dispatch) (ctrl.Result, err
 		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
 			fmt.Sprintf("The job was deleted in worker cluster %q: dispatched again", cluster))
 	} else if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := d.ready(ctx, dp); err != nil {
 		return ctrl.Result{}, err
 	}
 	if err := d.mirror(ctx, rem, dp, false); err != nil {
