@@ -43,6 +43,8 @@ manager_identity() {
   local n=$1 run=$base-worker$1 token
   kubectl_worker "$n" apply -f "$root/config/multicluster/worker_role.yaml" >/dev/null
   token=$(kubectl_worker "$n" -n muster-system create token muster-multicluster --duration 24h)
+  # A credential: readable by its owner only.
+  (umask 077; : >"$run/manager.kubeconfig")
   cat >"$run/manager.kubeconfig" <<KUBECONFIG
 apiVersion: v1
 kind: Config

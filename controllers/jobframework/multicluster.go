@@ -2,6 +2,7 @@ package jobframework
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -68,21 +69,24 @@ func IsMultiClusterManagedBy(v string) bool {
 
 // RemoteCopy is the job as it is created in a worker cluster: the same
 // name, namespace, labels, annotations and spec, without managedBy (the
-// worker's operator runs it), naming the workload prebuilt for it and
-// marked with the manager's origin. Status, owner references and
+// worker's operator runs it) or ttlSecondsAfterFinished, naming the
+// workload prebuilt for it and marked with the manager's origin. Status, owner references and
 // server-set metadata are not copied.
 func (m MultiCluster) RemoteCopy(job *unstructured.Unstructured, workload, origin string) (*unstructured.Unstructured, error) {
 	spec, ok := job.Object["spec"].(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s %s has no spec", job.GetKind(), job.GetName())
 	}
-	out := &unstructured.Unstructured{Object: map[string]any{"spec": runtimeDeepCopy(spec)}}
+	out := &unstructured.Unstructured{Object: map[string]any{"spec": runtime.DeepCopyJSON(spec)}}
 	out.SetGroupVersionKind(job.GroupVersionKind())
 	out.SetNamespace(job.GetNamespace())
 	out.SetName(job.GetName())
 	out.SetLabels(withEntry(job.GetLabels(), musterv1beta1.MultiClusterOriginLabel, origin))
 	out.SetAnnotations(withEntry(job.GetAnnotations(), musterv1beta1.PrebuiltWorkloadAnnotation, workload))
 	unstructured.RemoveNestedField(out.Object, m.ManagedByPath...)
+	// The manager decides when the job's objects go: a worker deleting a
+	// finished job by itself would leave the manager thinking it lost it.
+	unstructured.RemoveNestedField(out.Object, "spec", "ttlSecondsAfterFinished")
 	if m.CleanCopy != nil {
 		m.CleanCopy(out)
 	}
@@ -90,17 +94,12 @@ func (m MultiCluster) RemoteCopy(job *unstructured.Unstructured, workload, origi
 }
 
 func withEntry(m map[string]string, k, v string) map[string]string {
-	out := make(map[string]string, len(m)+1)
-	for key, val := range m {
-		out[key] = val
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
 	}
 	out[k] = v
 	return out
-}
-
-// runtimeDeepCopy copies a JSON object.
-func runtimeDeepCopy(m map[string]any) map[string]any {
-	return (&unstructured.Unstructured{Object: m}).DeepCopy().Object
 }
 
 // MultiClusterKinds are the kinds a multi-cluster check can dispatch among

@@ -3,6 +3,7 @@ package multicluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -144,11 +145,6 @@ func (r *CheckReconciler) checksUsingConfig(ctx context.Context, o client.Object
 
 func (r *CheckReconciler) checksUsingCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.checksUsing(ctx, func(cfg *musterv1beta1.MultiClusterConfig) bool {
-		for _, c := range cfg.Spec.Clusters {
-			if c == o.GetName() {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(cfg.Spec.Clusters, o.GetName())
 	})
 }

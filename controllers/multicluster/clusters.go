@@ -59,9 +59,11 @@ type Pool struct {
 	qps   float32
 	burst int
 
+	mu sync.RWMutex
+	// started is when this replica started leading; ctx is the pool's
+	// (both set by Start).
 	started time.Time
-
-	mu      sync.RWMutex
+	ctx     context.Context
 	remotes map[string]*remote
 	hashes  map[string][sha256.Size]byte
 
@@ -76,7 +78,7 @@ type Pool struct {
 // asked whether it answers; qps and burst limit each worker's client.
 func NewPool(scheme *runtime.Scheme, origin string, clk clock.PassiveClock, probeEvery time.Duration, qps float32, burst int) *Pool {
 	return &Pool{
-		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery, started: clk.Now(), qps: qps, burst: burst,
+		scheme: scheme, origin: origin, clock: clk, probeEvery: probeEvery, qps: qps, burst: burst,
 		remotes:        map[string]*remote{},
 		hashes:         map[string][sha256.Size]byte{},
 		clusterEvents:  make(chan event.GenericEvent, 64),
@@ -107,10 +109,18 @@ func (p *Pool) all() []*remote {
 // restart must not send it to fewer workers than it was, or to none.
 const settleTime = 30 * time.Second
 
+// settled reports whether the settle window after this replica started
+// leading is over.
+func (p *Pool) settled() bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return !p.started.IsZero() && p.clock.Since(p.started) > settleTime
+}
+
 // settling reports whether the manager just started and some of the
 // clusters are still being connected to.
 func (p *Pool) settling(clusters []string) bool {
-	if p.clock.Since(p.started) > settleTime {
+	if p.settled() {
 		return false
 	}
 	for _, name := range clusters {
@@ -121,18 +131,22 @@ func (p *Pool) settling(clusters []string) bool {
 	return false
 }
 
+// errConnect: the worker's API server could not be reached to start
+// watching it.
+var errConnect = errors.New("cannot connect")
+
 // connect makes the worker's connection the one its kubeconfig says,
-// replacing one made from another kubeconfig.
+// replacing one made from another kubeconfig. The new connection is made
+// before the lock is taken: the dispatcher's steps read the pool, and a
+// worker that does not answer must not hold them.
 func (p *Pool) connect(ctx context.Context, name string, data []byte) error {
 	sum := sha256.Sum256(data)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if old, ok := p.remotes[name]; ok {
-		if p.hashes[name] == sum {
-			return nil
-		}
-		old.stop()
-		delete(p.remotes, name)
+	p.mu.RLock()
+	_, ok := p.remotes[name]
+	same := ok && p.hashes[name] == sum
+	p.mu.RUnlock()
+	if same {
+		return nil
 	}
 	cfg, err := restConfigFrom(data)
 	if err != nil {
@@ -149,14 +163,54 @@ func (p *Pool) connect(ctx context.Context, name string, data []byte) error {
 	onWorkload := func(ns, n string) {
 		p.workloadEvents <- event.GenericEvent{Object: &musterv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n}}}
 	}
-	// The connection lives as long as the manager, not the reconcile.
-	if err := r.start(context.WithoutCancel(ctx), p.probeEvery, changed, onWorkload); err != nil {
-		return err
+	// The connection lives as long as the pool, not the reconcile.
+	if err := r.start(p.context(ctx), p.probeEvery, changed, onWorkload); err != nil {
+		if meta.IsNoMatchError(err) {
+			return fmt.Errorf("%w: %v", errNotServed, err)
+		}
+		return fmt.Errorf("%w: %v", errConnect, err)
+	}
+	p.mu.Lock()
+	if old, ok := p.remotes[name]; ok {
+		old.stop()
 	}
 	p.remotes[name], p.hashes[name] = r, sum
+	p.mu.Unlock()
 	log.FromContext(ctx).Info("Connecting to a worker cluster", "cluster", name, "server", cfg.Host)
 	return nil
 }
+
+// context is what the pool's connections run under: the pool's own,
+// cancelled when the manager stops.
+func (p *Pool) context(ctx context.Context) context.Context {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.ctx != nil {
+		return p.ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
+// Start records when this replica started leading (the settle window
+// counts from then, not from the process's start: a standby that takes
+// over later reconnects too) and closes every connection when the manager
+// stops.
+func (p *Pool) Start(ctx context.Context) error {
+	p.mu.Lock()
+	p.started, p.ctx = p.clock.Now(), ctx
+	p.mu.Unlock()
+	<-ctx.Done()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for name, r := range p.remotes {
+		r.stop()
+		delete(p.remotes, name)
+	}
+	return nil
+}
+
+// NeedLeaderElection: only the leader connects to the workers.
+func (p *Pool) NeedLeaderElection() bool { return true }
 
 // disconnect drops a worker's connection.
 func (p *Pool) disconnect(name string) {
@@ -173,8 +227,8 @@ func (p *Pool) disconnect(name string) {
 // and keeps its Active condition.
 type ClusterReconciler struct {
 	Client client.Client
-	// Secrets reads the kubeconfig Secrets directly: Muster caches no
-	// Secrets, and may read only those of its own namespace.
+	// Secrets reads the kubeconfig Secrets directly, in Muster's
+	// namespace only: the manager caches no Secrets.
 	Secrets   client.Reader
 	Namespace string
 	Pool      *Pool
@@ -193,11 +247,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if cond.Reason == ReasonConnecting && meta.FindStatusCondition(mc.Status.Conditions, musterv1beta1.MultiClusterActive) != nil {
-		// What was last known stands until the connection says otherwise:
-		// a restarting manager must not flip its checks, and its queues,
-		// to inactive and back.
-		return ctrl.Result{RequeueAfter: secretRecheck}, nil
+	if cond.Reason == ReasonConnecting && !r.Pool.settled() && meta.FindStatusCondition(mc.Status.Conditions, musterv1beta1.MultiClusterActive) != nil {
+		// What was last known stands while the connection is made (a
+		// restarting manager must not flip its checks, and its queues, to
+		// inactive and back), but not past the settle window: a worker
+		// that never lists its workloads is not usable.
+		return ctrl.Result{RequeueAfter: settleTime}, nil
 	}
 	orig := mc.DeepCopy()
 	if meta.SetStatusCondition(&mc.Status.Conditions, cond) {
@@ -206,7 +261,12 @@ func (r *ClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			log.FromContext(ctx).Info("Worker cluster state", "cluster", klog.KObj(&mc), "active", cond.Status, "reason", cond.Reason)
 		}
 	}
-	return conflict.Requeue(ctx, ctrl.Result{RequeueAfter: secretRecheck}, err)
+	again := secretRecheck
+	if cond.Reason == musterv1beta1.ReasonClientConnectionFailed || cond.Reason == musterv1beta1.ReasonMissingAPIs || cond.Reason == ReasonConnecting {
+		// Not connected: tried again as often as a connection is probed.
+		again = r.Pool.probeEvery
+	}
+	return conflict.Requeue(ctx, ctrl.Result{RequeueAfter: again}, err)
 }
 
 // connect reads the cluster's Secret, (re)connects, and says how the
@@ -225,11 +285,16 @@ func (r *ClusterReconciler) connect(ctx context.Context, mc *musterv1beta1.Multi
 	}
 	if err := r.Pool.connect(ctx, mc.Name, secret.Data[musterv1beta1.MultiClusterKubeConfigKey]); err != nil {
 		r.Pool.disconnect(mc.Name)
-		c.Reason = ReasonBadKubeConfig
-		if errors.Is(err, errInsecure) {
-			c.Reason = ReasonInsecureKubeConfig
+		switch {
+		case errors.Is(err, errConnect):
+			c.Reason, c.Message = musterv1beta1.ReasonClientConnectionFailed, err.Error()
+		case errors.Is(err, errNotServed):
+			c.Reason, c.Message = musterv1beta1.ReasonMissingAPIs, err.Error()
+		case errors.Is(err, errInsecure):
+			c.Reason, c.Message = ReasonInsecureKubeConfig, fmt.Sprintf("Secret %s/%s: %v", r.Namespace, mc.Spec.KubeConfig.Location, err)
+		default:
+			c.Reason, c.Message = ReasonBadKubeConfig, fmt.Sprintf("Secret %s/%s: %v", r.Namespace, mc.Spec.KubeConfig.Location, err)
 		}
-		c.Message = fmt.Sprintf("Secret %s/%s: %v", r.Namespace, mc.Spec.KubeConfig.Location, err)
 		return c, nil
 	}
 	h := r.Pool.get(mc.Name).health()

@@ -3,6 +3,7 @@ package multicluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -204,20 +206,9 @@ func (d *Dispatcher) refusal(dp *dispatch) string {
 		return "" // going: withdrawn once its workload is
 	case !dp.kind.Dispatched(dp.job):
 		return fmt.Sprintf("The job is not managed by Muster's multi-cluster dispatch: expecting %s to be %q not %q",
-			pathOf(dp.kind.ManagedByPath), dp.kind.ManagedBy, dp.kind.ManagedByOf(dp.job))
+			strings.Join(dp.kind.ManagedByPath, "."), dp.kind.ManagedBy, dp.kind.ManagedByOf(dp.job))
 	}
 	return ""
-}
-
-func pathOf(p []string) string {
-	out := ""
-	for i, s := range p {
-		if i > 0 {
-			out += "."
-		}
-		out += s
-	}
-	return out
 }
 
 // othersReady reports whether every other check of the workload is Ready.
@@ -230,13 +221,24 @@ func othersReady(wl *musterv1beta1.Workload, check string) bool {
 	return true
 }
 
-// setCheck writes the workload's state for the check.
+// setCheck writes the workload's state for the check. A Retry is at once:
+// the workload's worker is lost, or its copy or job there is gone, and
+// nothing is wrong with the job itself.
 func (d *Dispatcher) setCheck(ctx context.Context, dp *dispatch, state musterv1beta1.CheckState, msg string) error {
-	st := musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(dp.check), State: state, Message: msg}
+	var after *int32
 	if state == musterv1beta1.CheckStateRetry {
-		// Nothing is wrong with the job: it is dispatched again at once.
-		st.RequeueAfterSeconds = ptr.To[int32](0)
+		after = ptr.To[int32](0)
 	}
+	return d.writeCheck(ctx, dp, state, msg, after)
+}
+
+// retryLater asks for a retry after the lifecycle's backoff.
+func (d *Dispatcher) retryLater(ctx context.Context, dp *dispatch, msg string) error {
+	return d.writeCheck(ctx, dp, musterv1beta1.CheckStateRetry, msg, nil)
+}
+
+func (d *Dispatcher) writeCheck(ctx context.Context, dp *dispatch, state musterv1beta1.CheckState, msg string, requeueAfter *int32) error {
+	st := musterv1beta1.AdmissionCheckState{Name: musterv1beta1.AdmissionCheckReference(dp.check), State: state, Message: msg, RequeueAfterSeconds: requeueAfter}
 	now := d.Clock.Now()
 	wrote, err := wlstatus.Patch(ctx, d.Client, dp.wl, func(wl *musterv1beta1.Workload) bool {
 		return workload.SetCheckState(wl, st, now)
@@ -263,12 +265,24 @@ func (d *Dispatcher) SetupWithManager(mgr ctrl.Manager) error {
 			return len(o.(*musterv1beta1.Workload).Status.AdmissionChecks) > 0
 		}))).
 		WatchesRawSource(source.Channel(d.Pool.workloadEvents, &handler.EnqueueRequestForObject{})).
-		Watches(&musterv1beta1.MultiCluster{}, handler.EnqueueRequestsFromMapFunc(d.workloadsOf)).
+		Watches(&musterv1beta1.MultiCluster{}, handler.EnqueueRequestsFromMapFunc(d.workloadsOf),
+			builder.WithPredicates(activeChanged)).
 		// A step waits on the workers' API servers (and a lost one's
 		// timeout): workloads are stepped side by side.
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrentDispatches}).
 		Named("multicluster-dispatch").
 		Complete(d)
+}
+
+// activeChanged passes a MultiCluster's events only when whether it is
+// Active changes: a message that changes (another connection error) moves
+// nothing.
+var activeChanged = predicate.Funcs{
+	UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld.(*musterv1beta1.MultiCluster), e.ObjectNew.(*musterv1beta1.MultiCluster)
+		return meta.IsStatusConditionTrue(o.Status.Conditions, musterv1beta1.MultiClusterActive) !=
+			meta.IsStatusConditionTrue(n.Status.Conditions, musterv1beta1.MultiClusterActive)
+	},
 }
 
 // workloadsOf are the workloads a worker's state change may move: every

@@ -54,7 +54,7 @@ func (c *collector) sweep(ctx context.Context) {
 			if err := c.d.Client.Get(ctx, key, &wl); client.IgnoreNotFound(err) != nil || err == nil {
 				continue
 			}
-			if err := c.d.removeFrom(ctx, rem, key, nil); err != nil {
+			if err := c.d.removeFrom(ctx, rem, key, nil, false); err != nil {
 				log.FromContext(ctx).Error(err, "Cannot take back a copy whose workload is gone", "workload", key, "cluster", rem.name)
 			}
 		}

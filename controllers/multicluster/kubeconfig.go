@@ -3,6 +3,7 @@ package multicluster
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -63,6 +64,8 @@ func validateKubeConfig(raw *clientcmdapi.Config) error {
 	switch {
 	case cluster.Server == "":
 		return fmt.Errorf("%w: cluster %q has no server", errInsecure, ctx.Cluster)
+	case !strings.HasPrefix(cluster.Server, "https://"):
+		return fmt.Errorf("%w: cluster %q is not served over https (its credentials would travel in clear)", errInsecure, ctx.Cluster)
 	case cluster.InsecureSkipTLSVerify:
 		return fmt.Errorf("%w: cluster %q skips TLS verification", errInsecure, ctx.Cluster)
 	case cluster.CertificateAuthority != "":

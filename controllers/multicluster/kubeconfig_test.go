@@ -39,6 +39,7 @@ func TestRestConfigFrom(t *testing.T) {
 		{name: "empty", data: nil, wantErr: `no "kubeconfig" key`},
 		{name: "not a kubeconfig", data: []byte("{{"), wantErr: "not a kubeconfig"},
 		{name: "no server", data: kubeconfig(func(c *clientcmdapi.Cluster, _ *clientcmdapi.AuthInfo) { c.Server = "" }), insecure: true, wantErr: "has no server"},
+		{name: "plain http", data: kubeconfig(func(c *clientcmdapi.Cluster, _ *clientcmdapi.AuthInfo) { c.Server = "http://10.0.0.1:8080" }), insecure: true, wantErr: "not served over https"},
 		{name: "TLS off", data: kubeconfig(func(c *clientcmdapi.Cluster, _ *clientcmdapi.AuthInfo) {
 			c.InsecureSkipTLSVerify, c.CertificateAuthorityData = true, nil
 		}), insecure: true, wantErr: "skips TLS verification"},

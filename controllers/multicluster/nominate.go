@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -38,7 +39,7 @@ func (d *Dispatcher) nominate(ctx context.Context, dp *dispatch) (ctrl.Result, e
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	usable := d.usableClusters(dp.cfg)
-	targets, nextRound := d.targets(dp.wl, usable)
+	targets, nextRound := d.targets(dp.wl, dp.cfg.Spec.Clusters, usable)
 	var winner string
 	var winnerAt time.Time
 	var failed []error
@@ -66,16 +67,21 @@ type sent struct {
 // sendCopies makes every usable worker hold a copy of the workload if it
 // is a target, and none if not, all workers at once (each is a round trip
 // to another API server); it returns what each holds, in usable's order.
+// The connections are taken before the goroutines start: one dropped
+// meanwhile (its Secret changed) is still a usable object.
 func (d *Dispatcher) sendCopies(ctx context.Context, dp *dispatch, usable, targets []string) []sent {
 	out := make([]sent, len(usable))
 	var wg sync.WaitGroup
 	for i, name := range usable {
+		rem := d.Pool.get(name)
+		if rem == nil {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rem := d.Pool.get(name)
 			if !slices.Contains(targets, name) {
-				out[i].err = d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job)
+				out[i].err = d.removeFrom(ctx, rem, client.ObjectKeyFromObject(dp.wl), dp.job, false)
 				return
 			}
 			out[i].copy, out[i].err = d.ensureCopy(ctx, rem, dp.wl)
@@ -105,21 +111,29 @@ func (d *Dispatcher) usableClusters(cfg *musterv1beta1.MultiClusterConfig) []str
 }
 
 // targets are the clusters a workload is sent to: every usable one, or
-// with the incremental dispatcher the first incrementalStep of them and
-// incrementalStep more each roundTimeout the workload waits (counted from
-// its reservation, so a restart does not start over); nextRound is when
-// the next round starts, 0 if none will.
-func (d *Dispatcher) targets(wl *musterv1beta1.Workload, usable []string) ([]string, time.Duration) {
+// with the incremental dispatcher those among the config's first
+// incrementalStep clusters, incrementalStep more each roundTimeout the
+// workload waits (counted from its reservation, so a restart does not
+// start over; the window is the config's order, so a worker that blips
+// does not move it); nextRound is when the next round starts, 0 if none
+// will.
+func (d *Dispatcher) targets(wl *musterv1beta1.Workload, clusters, usable []string) ([]string, time.Duration) {
 	if !d.Incremental {
 		return usable, 0
 	}
 	waited := d.Clock.Since(workload.ReservedAt(wl))
 	rounds := int(waited/roundTimeout) + 1
-	n := min(rounds*incrementalStep, len(usable))
-	if n == len(usable) {
-		return usable, 0
+	n := min(rounds*incrementalStep, len(clusters))
+	var out []string
+	for _, c := range clusters[:n] {
+		if slices.Contains(usable, c) {
+			out = append(out, c)
+		}
 	}
-	return usable[:n], time.Duration(rounds)*roundTimeout - waited
+	if n == len(clusters) {
+		return out, 0
+	}
+	return out, time.Duration(rounds)*roundTimeout - waited
 }
 
 // recordNomination writes where the workload's copies are, and why some
@@ -199,22 +213,28 @@ func (d *Dispatcher) follow(ctx context.Context, dp *dispatch) (ctrl.Result, err
 	case workload.IsFinished(cp):
 		return ctrl.Result{}, d.finish(ctx, dp, rem, cp)
 	case workload.IsEvicted(cp) || !workload.HoldsQuota(cp):
-		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
-			fmt.Sprintf("The workload was evicted on worker cluster %q: dispatched again", cluster))
+		// Not at once: an eviction for the job's own sake there (its pods
+		// never became ready) would loop through the workers.
+		return ctrl.Result{}, d.retryLater(ctx, dp, fmt.Sprintf("The workload was evicted on worker cluster %q: dispatched again", cluster))
 	}
-	if err := d.ensureRemoteJob(ctx, rem, dp, metav1.GetControllerOf(cp) != nil); errors.Is(err, errJobGone) {
+	// The losing copies go first: they hold quota in their workers while
+	// they are there, whatever happens to this step.
+	if err := d.removeOthers(ctx, dp, cluster); err != nil {
+		return ctrl.Result{}, err
+	}
+	switch err := d.ensureRemoteJob(ctx, rem, dp, metav1.GetControllerOf(cp) != nil); {
+	case errors.Is(err, errJobGone):
 		return ctrl.Result{}, d.setCheck(ctx, dp, musterv1beta1.CheckStateRetry,
 			fmt.Sprintf("The job was deleted in worker cluster %q: dispatched again", cluster))
-	} else if err != nil {
+	case errors.Is(err, errJobBlocked):
+		return ctrl.Result{}, d.retryLater(ctx, dp, fmt.Sprintf("Worker cluster %q admitted the workload but %v: dispatched again after a backoff", cluster, err))
+	case err != nil:
 		return ctrl.Result{}, err
 	}
 	if err := d.ready(ctx, dp); err != nil {
 		return ctrl.Result{}, err
 	}
-	if err := d.mirror(ctx, rem, dp, false); err != nil {
-		return ctrl.Result{}, err
-	}
-	return ctrl.Result{}, d.removeOthers(ctx, dp, cluster)
+	return ctrl.Result{}, d.mirror(ctx, rem, dp, false)
 }
 
 // waitForLost dispatches again a workload whose worker has not answered
@@ -251,7 +271,9 @@ func (d *Dispatcher) waitForLost(ctx context.Context, dp *dispatch) (ctrl.Result
 // copy finished.
 func (d *Dispatcher) finish(ctx context.Context, dp *dispatch, rem *remote, cp *musterv1beta1.Workload) error {
 	if err := d.mirror(ctx, rem, dp, true); err != nil {
-		return err
+		// The workload finishes all the same: its quota must not wait on
+		// a status copy.
+		log.FromContext(ctx).Error(err, "Cannot mirror the finished job's status", "workload", klog.KObj(dp.wl), "cluster", rem.name)
 	}
 	reason, msg := musterv1beta1.ReasonSucceeded, "Finished in worker cluster "+rem.name
 	for _, c := range cp.Status.Conditions {

@@ -44,10 +44,7 @@ type remote struct {
 	err error
 	// probed is set once the first probe answered.
 	probed bool
-	// lostSince is when the worker stopped answering (zero while it
-	// answers).
-	lostSince time.Time
-	synced    bool
+	synced bool
 
 	// ctx and onWorkload, set by start, serve the job informers added
 	// later; jobKinds are the kinds watched already.
@@ -63,7 +60,10 @@ func newRemote(name string, cfg *rest.Config, scheme *runtime.Scheme, origin str
 		return nil, err
 	}
 	sel := labels.SelectorFromSet(labels.Set{musterv1beta1.MultiClusterOriginLabel: origin})
-	ca, err := cache.New(cfg, cache.Options{
+	// Watches last: the per-request timeout of cfg would cut each one.
+	watchCfg := rest.CopyConfig(cfg)
+	watchCfg.Timeout = 0
+	ca, err := cache.New(watchCfg, cache.Options{
 		Scheme:               scheme,
 		DefaultLabelSelector: sel,
 		DefaultTransform:     cache.TransformStripManagedFields(),
@@ -208,12 +208,6 @@ func (r *remote) record(err error) bool {
 	defer r.mu.Unlock()
 	was, wasProbed := r.err, r.probed
 	r.err, r.probed = err, true
-	switch {
-	case err != nil && r.lostSince.IsZero():
-		r.lostSince = r.clock.Now()
-	case err == nil:
-		r.lostSince = time.Time{}
-	}
 	return !wasProbed || (was == nil) != (err == nil) || (was != nil && err != nil && was.Error() != err.Error())
 }
 
@@ -224,9 +218,6 @@ type health struct {
 	// reason and message say why not, as the MultiCluster's Active
 	// condition does.
 	reason, message string
-	// lostSince is when the worker stopped answering (zero while it
-	// answers or was never reached).
-	lostSince time.Time
 }
 
 func (r *remote) health() health {
@@ -236,9 +227,9 @@ func (r *remote) health() health {
 	case !r.probed:
 		return health{reason: ReasonConnecting, message: "Connecting"}
 	case errors.Is(r.err, errNotServed):
-		return health{reason: musterv1beta1.ReasonMissingAPIs, message: r.err.Error(), lostSince: r.lostSince}
+		return health{reason: musterv1beta1.ReasonMissingAPIs, message: r.err.Error()}
 	case r.err != nil:
-		return health{reason: musterv1beta1.ReasonClientConnectionFailed, message: r.err.Error(), lostSince: r.lostSince}
+		return health{reason: musterv1beta1.ReasonClientConnectionFailed, message: r.err.Error()}
 	case !r.synced:
 		return health{reason: ReasonConnecting, message: "Listing the workloads there"}
 	}

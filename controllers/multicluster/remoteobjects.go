@@ -8,8 +8,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -25,6 +27,11 @@ import (
 // errJobGone: the worker's job was deleted there after it adopted its
 // workload.
 var errJobGone = errors.New("the job is gone in the worker cluster")
+
+// errJobBlocked: the job cannot be created in the worker (it does not
+// serve the kind, or a job of that name that Muster did not dispatch is
+// there); another worker may take it.
+var errJobBlocked = errors.New("the job cannot be created there")
 
 // jobWait is how soon a withdrawn workload is looked at again while its
 // job is still being stopped in the manager.
@@ -49,7 +56,7 @@ func (d *Dispatcher) ensureCopy(ctx context.Context, rem *remote, wl *musterv1be
 	case !cp.DeletionTimestamp.IsZero():
 		return nil, nil // its deletion's event brings the workload back
 	case !sameReservation(cp, wl):
-		return nil, d.removeFrom(ctx, rem, client.ObjectKeyFromObject(wl), nil)
+		return nil, d.removeFrom(ctx, rem, client.ObjectKeyFromObject(wl), nil, false)
 	}
 	return cp, nil
 }
@@ -94,10 +101,14 @@ func (d *Dispatcher) ensureRemoteJob(ctx context.Context, rem *remote, dp *dispa
 	rem.watchJobs(dp.kind.GVK)
 	existing, err := d.remoteJob(ctx, rem, dp.kind.GVK, types.NamespacedName{Namespace: dp.job.GetNamespace(), Name: dp.job.GetName()})
 	switch {
+	case meta.IsNoMatchError(err):
+		return fmt.Errorf("%w: it does not serve %s", errJobBlocked, dp.kind.GVK.GroupKind())
 	case err != nil:
 		return err
 	case existing != nil && !d.ours(existing, dp.wl.Name):
-		return fmt.Errorf("a %s %s that Muster did not dispatch exists there", dp.kind.GVK.Kind, klog.KObj(existing))
+		return fmt.Errorf("%w: a %s %s that Muster did not dispatch exists there", errJobBlocked, dp.kind.GVK.Kind, klog.KObj(existing))
+	case existing != nil && !existing.GetDeletionTimestamp().IsZero():
+		return fmt.Errorf("the %s %s of an earlier dispatch is still being deleted there", dp.kind.GVK.Kind, klog.KObj(existing))
 	case existing != nil:
 		return nil
 	case adopted:
@@ -107,7 +118,9 @@ func (d *Dispatcher) ensureRemoteJob(ctx context.Context, rem *remote, dp *dispa
 	if err != nil {
 		return err
 	}
-	if err := rem.client.Create(ctx, cp); client.IgnoreAlreadyExists(err) != nil {
+	if err := rem.client.Create(ctx, cp); meta.IsNoMatchError(err) {
+		return fmt.Errorf("%w: it does not serve %s", errJobBlocked, dp.kind.GVK.GroupKind())
+	} else if client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
 	log.FromContext(ctx).Info("Created the job in a worker cluster", "job", klog.KObj(cp), "kind", dp.kind.GVK.Kind, "cluster", rem.name)
@@ -146,8 +159,12 @@ func (d *Dispatcher) mirror(ctx context.Context, rem *remote, dp *dispatch, fina
 	if err != nil || src == nil || !d.ours(src, dp.wl.Name) {
 		return err
 	}
-	status, ok := src.Object["status"]
-	if !ok || equality.Semantic.DeepEqual(dp.job.Object["status"], status) {
+	status, ok := src.Object["status"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	status = keepCounters(dp.job.Object["status"], status)
+	if equality.Semantic.DeepEqual(dp.job.Object["status"], status) {
 		return nil
 	}
 	dp.job.Object["status"] = status
@@ -166,14 +183,12 @@ func (d *Dispatcher) withdraw(ctx context.Context, dp *dispatch) (ctrl.Result, e
 	if job == nil || workload.IsFinished(dp.wl) || !dp.kind.Dispatched(job) {
 		return ctrl.Result{}, nil
 	}
-	if _, has := job.Object["status"]; !has {
-		return ctrl.Result{}, nil
-	}
 	if !dp.kind.Suspended(job) {
 		return ctrl.Result{RequeueAfter: jobWait}, nil
 	}
-	delete(job.Object, "status")
-	job.Object["status"] = map[string]any{}
+	if !stopStatus(job) {
+		return ctrl.Result{}, nil
+	}
 	return ctrl.Result{}, d.Client.Status().Update(ctx, job)
 }
 
@@ -184,7 +199,7 @@ func (d *Dispatcher) removeEverywhere(ctx context.Context, key types.NamespacedN
 	var errs []error
 	for _, rem := range d.Pool.all() {
 		if rem.health().usable {
-			errs = appendErr(errs, rem.name, d.removeFrom(ctx, rem, key, job))
+			errs = appendErr(errs, rem.name, d.removeFrom(ctx, rem, key, job, true))
 		}
 	}
 	return errors.Join(errs...)
@@ -192,19 +207,22 @@ func (d *Dispatcher) removeEverywhere(ctx context.Context, key types.NamespacedN
 
 // removeFrom deletes a workload's copy in a worker and the job created
 // there for it (the manager's job's namesake, or the copy's owner).
-func (d *Dispatcher) removeFrom(ctx context.Context, rem *remote, key types.NamespacedName, job *unstructured.Unstructured) error {
+// thorough also looks for the job without a copy (deleted in the worker
+// by hand, or before its job adopted it), at the price of a request to
+// the worker: what withdraws a workload does, not the routine sweep of
+// the losing copies.
+func (d *Dispatcher) removeFrom(ctx context.Context, rem *remote, key types.NamespacedName, job *unstructured.Unstructured, thorough bool) error {
 	cp, err := rem.workload(ctx, key.Namespace, key.Name)
-	if err != nil || cp == nil {
+	if err != nil || (cp == nil && (!thorough || job == nil)) {
 		return err
 	}
 	gvk, jobKey, ok := remoteJobOf(cp, job)
-	log.FromContext(ctx).V(3).Info("Taking back", "copy", klog.KObj(cp), "job", jobKey, "kind", gvk.Kind, "found", ok)
 	if ok {
 		if err := d.deleteRemoteJob(ctx, rem, gvk, jobKey, key.Name); err != nil {
 			return err
 		}
 	}
-	if !cp.DeletionTimestamp.IsZero() {
+	if cp == nil || !cp.DeletionTimestamp.IsZero() {
 		return nil
 	}
 	if err := rem.client.Delete(ctx, cp); client.IgnoreNotFound(err) != nil {
@@ -218,6 +236,9 @@ func (d *Dispatcher) removeFrom(ctx context.Context, rem *remote, key types.Name
 func remoteJobOf(cp *musterv1beta1.Workload, job *unstructured.Unstructured) (schema.GroupVersionKind, types.NamespacedName, bool) {
 	if job != nil {
 		return job.GroupVersionKind(), client.ObjectKeyFromObject(job), true
+	}
+	if cp == nil {
+		return schema.GroupVersionKind{}, types.NamespacedName{}, false
 	}
 	owner := metav1.GetControllerOf(cp)
 	if owner == nil {
@@ -247,4 +268,66 @@ func (d *Dispatcher) deleteRemoteJob(ctx context.Context, rem *remote, gvk schem
 	}
 	log.FromContext(ctx).Info("Deleted the job in a worker cluster", "job", klog.KObj(job), "kind", gvk.Kind, "cluster", rem.name)
 	return nil
+}
+
+// The status counters a job's API server never lets go down (a batch/v1
+// Job managed elsewhere: succeeded and failed); a job that ran in a worker
+// before keeps its counts when another runs it.
+var counters = []string{"succeeded", "failed"}
+
+// keepCounters is the worker's status with the manager's counters where
+// those are higher.
+func keepCounters(old any, status map[string]any) map[string]any {
+	prev, ok := old.(map[string]any)
+	if !ok {
+		return status
+	}
+	out := runtime.DeepCopyJSON(status)
+	for _, k := range counters {
+		p, _ := prev[k].(int64)
+		if n, _ := out[k].(int64); p > n {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// The status fields that say a job's pods run (a batch/v1 Job's, a
+// Kubeflow job's per replica type): a stopped job that no longer runs
+// anywhere has them at zero, and the job reconciler waits for that before
+// it hands the quota back.
+var runningFields = []string{"active", "ready", "terminating"}
+
+// stopStatus zeroes what the mirrored status says runs, keeping the rest
+// (counters and conditions the job's API server will not let go), and
+// reports whether it changed anything.
+func stopStatus(job *unstructured.Unstructured) bool {
+	status, ok := job.Object["status"].(map[string]any)
+	if !ok {
+		return false
+	}
+	changed := zeroRunning(status)
+	if _, has := status["uncountedTerminatedPods"]; has {
+		delete(status, "uncountedTerminatedPods")
+		changed = true
+	}
+	if rs, ok := status["replicaStatuses"].(map[string]any); ok {
+		for _, r := range rs {
+			if m, ok := r.(map[string]any); ok {
+				changed = zeroRunning(m) || changed
+			}
+		}
+	}
+	return changed
+}
+
+func zeroRunning(m map[string]any) bool {
+	changed := false
+	for _, k := range runningFields {
+		if n, ok := m[k].(int64); ok && n != 0 {
+			m[k] = int64(0)
+			changed = true
+		}
+	}
+	return changed
 }

@@ -43,6 +43,9 @@ func Setup(mgr ctrl.Manager, o Options) error {
 		o.ProbeEvery = DefaultProbeEvery
 	}
 	pool := NewPool(mgr.GetScheme(), o.Origin, o.Clock, o.ProbeEvery, o.QPS, o.Burst)
+	if err := mgr.Add(pool); err != nil {
+		return err
+	}
 	clusters := &ClusterReconciler{Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Namespace: o.Namespace, Pool: pool}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return err

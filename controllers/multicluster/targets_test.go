@@ -23,7 +23,8 @@ func reservedAt(at time.Time) *musterv1beta1.Workload {
 
 func TestTargets(t *testing.T) {
 	start := time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC)
-	usable := []string{"a", "b", "c", "d", "e", "f", "g"}
+	clusters := []string{"a", "b", "c", "d", "e", "f", "g"}
+	usable := []string{"a", "c", "d", "e", "f", "g"} // b does not answer
 	cases := []struct {
 		name        string
 		incremental bool
@@ -32,14 +33,14 @@ func TestTargets(t *testing.T) {
 		nextRound   time.Duration
 	}{
 		{name: "all at once", waited: time.Hour, want: usable},
-		{name: "first round", incremental: true, waited: time.Minute, want: usable[:3], nextRound: 4 * time.Minute},
-		{name: "second round", incremental: true, waited: 6 * time.Minute, want: usable[:6], nextRound: 4 * time.Minute},
+		{name: "first round: the config's first three, b left out", incremental: true, waited: time.Minute, want: []string{"a", "c"}, nextRound: 4 * time.Minute},
+		{name: "second round", incremental: true, waited: 6 * time.Minute, want: []string{"a", "c", "d", "e", "f"}, nextRound: 4 * time.Minute},
 		{name: "every cluster", incremental: true, waited: 11 * time.Minute, want: usable},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &Dispatcher{Incremental: tc.incremental, Clock: clocktesting.NewFakePassiveClock(start.Add(tc.waited))}
-			got, next := d.targets(reservedAt(start), usable)
+			got, next := d.targets(reservedAt(start), clusters, usable)
 			if !slices.Equal(got, tc.want) || next != tc.nextRound {
 				t.Errorf("targets = %v, next round in %s; want %v, %s", got, next, tc.want, tc.nextRound)
 			}

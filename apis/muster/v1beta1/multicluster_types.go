@@ -7,7 +7,8 @@ import (
 const (
 	// MultiClusterControllerName is the controllerName of the
 	// AdmissionChecks answered by Muster's multi-cluster dispatcher: the
-	// check is Ready once a worker cluster reserved quota for the workload.
+	// check is Ready once a worker cluster admitted the workload and its
+	// job was created there.
 	MultiClusterControllerName = "muster.dev/multicluster"
 	// MultiClusterManagedBy is the spec.managedBy a manager cluster's job
 	// carries so that its own operator leaves it to Muster, which runs it
@@ -97,7 +98,8 @@ type MultiClusterSpec struct {
 type MultiClusterStatus struct {
 	// conditions of the cluster: Active is True while Muster reaches its API
 	// server and the APIs it needs are served there; its reason says why
-	// not (BadConfig, ClientConnectionFailed, MissingAPIs).
+	// not (BadKubeConfig, InsecureKubeConfig, ClientConnectionFailed,
+	// MissingAPIs, Connecting).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -114,9 +116,6 @@ const (
 	// ReasonMultiClusterActive: the worker's API server answers and serves
 	// Muster's Workloads.
 	ReasonMultiClusterActive = "Active"
-	// ReasonBadConfig: the Secret is missing or does not hold a usable
-	// kubeconfig.
-	ReasonBadConfig = "BadConfig"
 	// ReasonClientConnectionFailed: the worker's API server does not
 	// answer.
 	ReasonClientConnectionFailed = "ClientConnectionFailed"

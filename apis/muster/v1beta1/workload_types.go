@@ -208,14 +208,14 @@ type WorkloadStatus struct {
 
 	// nominatedClusterNames are the worker clusters a multi-cluster
 	// check has sent copies of the workload to, while none of them has
-	// reserved quota for it (Kueue's field).
+	// admitted it (Kueue's field).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	NominatedClusterNames []string `json:"nominatedClusterNames,omitempty"`
 
 	// clusterName is the worker cluster the workload runs in: the first
-	// one whose Muster reserved quota for its copy (Kueue's field).
+	// one whose Muster admitted its copy (Kueue's field).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	ClusterName string `json:"clusterName,omitempty"`

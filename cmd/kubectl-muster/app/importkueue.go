@@ -177,6 +177,11 @@ func readKueue(ctx context.Context, dc discovery.DiscoveryInterface, dyn dynamic
 			if err != nil {
 				return nil, nil, fmt.Errorf("%s %s: %w", k.kind, keyOf(&list.Items[i]), err)
 			}
+			if mc, ok := obj.(*musterv1beta1.MultiCluster); ok && mc.Spec.KubeConfig.LocationType != musterv1beta1.SecretLocationType {
+				report = append(report, fmt.Sprintf("MultiCluster %s: its kubeconfig is a file (locationType %s); Muster reads kubeconfigs only from Secrets: left out",
+					mc.Name, mc.Spec.KubeConfig.LocationType))
+				continue
+			}
 			objs = append(objs, obj)
 			for _, d := range dropped {
 				report = append(report, fmt.Sprintf("%s %s: %s has no Muster equivalent; left out", k.kind, keyOf(obj), d))

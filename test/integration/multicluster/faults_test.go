@@ -3,6 +3,7 @@ package multicluster
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	"k8s.io/utils/ptr"
@@ -14,12 +15,14 @@ import (
 )
 
 // A copy the worker evicts (here: deactivated there) sends the workload
-// back to the manager's queue, and it is dispatched again.
-func TestEvictedInTheWorkerIsDispatchedAgain(t *testing.T) {
+// back to the manager's queue with the check's retry backoff (an eviction
+// for the job's own sake must not loop through the workers), and what ran
+// in the worker is taken back.
+func TestEvictedInTheWorkerIsRequeuedWithABackoff(t *testing.T) {
 	q := newQueues(t, "8", "8", "0")
 	j := q.job(t, "evicted", 2)
 	dispatched(t, j, framework.Timeout)
-	first := expectRunsOnlyIn(t, j, "worker1", framework.Timeout)
+	expectRunsOnlyIn(t, j, "worker1", framework.Timeout)
 
 	eventually(t, framework.Timeout, func(g Gomega) {
 		cp := copyOf(g, worker1, manager.WorkloadOfJob(g, j))
@@ -31,11 +34,10 @@ func TestEvictedInTheWorkerIsDispatchedAgain(t *testing.T) {
 		wl := manager.WorkloadOfJob(g, j)
 		st := workload.FindCheck(wl, check)
 		g.Expect(workload.CheckRetries(st)).To(BeNumerically(">=", 1), "not retried")
-		g.Expect(workload.IsAdmitted(wl)).To(BeTrue())
-		again := remoteJob(g, worker1, j)
-		g.Expect(again).NotTo(BeNil())
-		g.Expect(again.UID).NotTo(Equal(first.UID), "the evicted job was not replaced")
-		g.Expect(framework.IsSuspended(again)).To(BeFalse())
+		g.Expect(workload.HoldsQuota(wl)).To(BeFalse(), "the quota is not released")
+		g.Expect(workload.RequeueAt(wl)).To(BeTemporally(">", time.Now().Add(30*time.Second)), "requeued without a backoff")
+		g.Expect(framework.IsSuspended(manager.GetJob(g, j))).To(BeTrue())
+		g.Expect(remoteJob(g, worker1, j)).To(BeNil(), "the evicted job is left in the worker")
 	})
 }
 
