@@ -102,7 +102,7 @@ func TestKubectlGetShowsColumns(t *testing.T) {
 	out, err := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns, "-o", "wide").CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(out))
 	header := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
-	g.Expect(strings.Join(header, " ")).To(Equal("NAME QUEUE RESERVED IN ADMITTED FINISHED AGE PRIORITY DOMAIN CHECKS MESSAGE"))
+	g.Expect(strings.Join(header, " ")).To(Equal("NAME QUEUE RESERVED IN ADMITTED FINISHED AGE PRIORITY DOMAIN CLUSTER CHECKS MESSAGE"))
 	g.Eventually(func() string {
 		out, _ := exec.Command(kubectl, "--kubeconfig", path, "get", "wl", "-n", ns, "-o", "wide").CombinedOutput()
 		return string(out)
