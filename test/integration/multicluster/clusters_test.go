@@ -71,22 +71,31 @@ func create(t *testing.T, objs ...client.Object) {
 
 func expectCluster(t *testing.T, name string, status metav1.ConditionStatus, reason string) {
 	t.Helper()
-	eventually(t, framework.Timeout, func(g Gomega) {
-		var mc musterv1beta1.MultiCluster
-		g.Expect(manager.Client.Get(context.Background(), client.ObjectKey{Name: name}, &mc)).To(Succeed())
-		c := meta.FindStatusCondition(mc.Status.Conditions, musterv1beta1.MultiClusterActive)
-		g.Expect(c).NotTo(BeNil())
-		g.Expect(c.Status).To(Equal(status), c.Message)
-		g.Expect(c.Reason).To(Equal(reason), c.Message)
-	})
+	expectActive(t, &musterv1beta1.MultiCluster{}, name, status, reason)
 }
 
 func expectCheck(t *testing.T, name string, status metav1.ConditionStatus, reason string) {
 	t.Helper()
+	expectActive(t, &musterv1beta1.AdmissionCheck{}, name, status, reason)
+}
+
+// expectActive waits for the Active condition of a MultiCluster or an
+// AdmissionCheck (the same condition type on both).
+func expectActive[T interface {
+	client.Object
+	*musterv1beta1.MultiCluster | *musterv1beta1.AdmissionCheck
+}](t *testing.T, obj T, name string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
 	eventually(t, framework.Timeout, func(g Gomega) {
-		var ac musterv1beta1.AdmissionCheck
-		g.Expect(manager.Client.Get(context.Background(), client.ObjectKey{Name: name}, &ac)).To(Succeed())
-		c := meta.FindStatusCondition(ac.Status.Conditions, musterv1beta1.AdmissionCheckActive)
+		g.Expect(manager.Client.Get(context.Background(), client.ObjectKey{Name: name}, obj)).To(Succeed())
+		var conds []metav1.Condition
+		switch o := any(obj).(type) {
+		case *musterv1beta1.MultiCluster:
+			conds = o.Status.Conditions
+		case *musterv1beta1.AdmissionCheck:
+			conds = o.Status.Conditions
+		}
+		c := meta.FindStatusCondition(conds, "Active")
 		g.Expect(c).NotTo(BeNil())
 		g.Expect(c.Status).To(Equal(status), c.Message)
 		g.Expect(c.Reason).To(Equal(reason), c.Message)
