@@ -42,7 +42,6 @@ import (
 	"github.com/musterhq/muster/controllers/multicluster"
 	"github.com/musterhq/muster/controllers/scheduling"
 	"github.com/musterhq/muster/controllers/ungater"
-	"github.com/musterhq/muster/internal/core/queue"
 	"github.com/musterhq/muster/internal/core/quota"
 	"github.com/musterhq/muster/internal/core/scheduler"
 	"github.com/musterhq/muster/webhooks"
@@ -261,10 +260,13 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 	if err := setupMultiCluster(mgr, cfg, clk); err != nil {
 		return err
 	}
-	if err := setupVisibility(mgr, cfg, state, clk, certsReady); err != nil {
+	// The visibility API and the dashboard share the orders they read, so
+	// the LocalQueues' turns are taken once per change of a queue.
+	orders := &scheduler.AdmissionOrders{Cache: state.Cache}
+	if err := setupVisibility(mgr, cfg, state, orders, clk, certsReady); err != nil {
 		return err
 	}
-	if err := setupDashboard(mgr, cfg, state, clk); err != nil {
+	if err := setupDashboard(mgr, cfg, state, orders, clk); err != nil {
 		return err
 	}
 	if err := setupGangChecker(mgr, state); err != nil {
@@ -333,26 +335,23 @@ func visibilityEnabled(cfg *configv1beta1.Configuration) bool {
 
 // setupVisibility serves the pending-workloads API from the scheduler's
 // queues, on every replica, once the serving certificate is on disk.
-func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, clk clock.PassiveClock, certsReady <-chan struct{}) error {
+func setupVisibility(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, orders *scheduler.AdmissionOrders, clk clock.PassiveClock, certsReady <-chan struct{}) error {
 	if !visibilityEnabled(cfg) {
 		return nil
-	}
-	order := func(clusterQueue string, o queue.PendingOrder) queue.PendingOrder {
-		return scheduler.InAdmissionOrder(state.Cache, clusterQueue, o)
 	}
 	server := &visibility.Server{
 		BindAddress: cfg.Visibility.BindAddress,
 		CertDir:     cfg.Webhook.CertDir,
 		RestConfig:  mgr.GetConfig(),
 		Source: visibility.Source{Queues: state.Queues, Synced: state.Synced, Reason: state.PendingReason,
-			Order: order, Cache: state.Cache, Policy: state.Config, Clock: clk},
+			Order: orders.Order, Cache: state.Cache, Policy: state.Config, Clock: clk},
 	}
 	return mgr.Add(afterCerts{server: server, ready: certsReady})
 }
 
 // setupDashboard serves the web dashboard when dashboard.bindAddress is
 // set (off by default).
-func setupDashboard(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, clk clock.Clock) error {
+func setupDashboard(mgr manager.Manager, cfg *configv1beta1.Configuration, state *scheduling.State, orders *scheduler.AdmissionOrders, clk clock.Clock) error {
 	if cfg.Dashboard.BindAddress == "0" {
 		return nil
 	}
@@ -362,7 +361,7 @@ func setupDashboard(mgr manager.Manager, cfg *configv1beta1.Configuration, state
 		CertDir:     cfg.Dashboard.CertDir,
 		RestConfig:  mgr.GetConfig(),
 		Clock:       clk,
-		Source: dashboard.Source{Queues: state.Queues, Cache: state.Cache, Reader: mgr.GetClient(),
+		Source: dashboard.Source{Queues: state.Queues, Cache: state.Cache, Order: orders.Order, Reader: mgr.GetClient(),
 			Reason: state.PendingReason, Recent: state.Recent, Synced: state.Synced, Leading: state.Leading},
 	})
 }

@@ -17,6 +17,9 @@ type PendingOrder struct {
 	Workloads []*core.Workload
 	// inLocalQueue is each workload's position in its LocalQueue.
 	inLocalQueue []int
+	// localQueues are the keys (namespace/name) of the LocalQueues the
+	// workloads come from, in order of their first workload.
+	localQueues []string
 }
 
 // NewPendingOrder orders workloads as a queue does and numbers them in
@@ -24,20 +27,50 @@ type PendingOrder struct {
 func NewPendingOrder(wls []*core.Workload) PendingOrder {
 	wls = slices.Clone(wls)
 	slices.SortFunc(wls, compareWorkloads)
-	return PendingOrder{Workloads: wls, inLocalQueue: localQueuePositions(wls)}
+	return numbered(wls)
 }
 
-// localQueuePositions numbers ordered workloads within their LocalQueues.
-func localQueuePositions(wls []*core.Workload) []int {
+// numbered is an order of ordered workloads, numbered within their
+// LocalQueues.
+func numbered(wls []*core.Workload) PendingOrder {
+	o := PendingOrder{Workloads: wls}
+	o.inLocalQueue, o.localQueues = localQueuePositions(wls)
+	return o
+}
+
+// localQueuePositions numbers ordered workloads within their LocalQueues,
+// and lists the LocalQueues.
+func localQueuePositions(wls []*core.Workload) ([]int, []string) {
 	type lqKey struct{ namespace, name string }
 	next := map[lqKey]int{}
 	out := make([]int, len(wls))
+	var lqs []string
 	for i, wl := range wls {
 		k := lqKey{wl.Namespace, wl.Queue}
-		out[i] = next[k]
-		next[k]++
+		n, seen := next[k]
+		if !seen {
+			lqs = append(lqs, core.LocalQueueKey(wl))
+		}
+		out[i] = n
+		next[k] = n + 1
 	}
-	return out
+	return out, lqs
+}
+
+// LocalQueues are the keys (namespace/name) of the LocalQueues the
+// order's workloads come from. Callers must not modify them.
+func (o PendingOrder) LocalQueues() []string {
+	if o.localQueues == nil && len(o.Workloads) > 0 {
+		_, o.localQueues = localQueuePositions(o.Workloads)
+	}
+	return o.localQueues
+}
+
+// Same reports whether two orders are one: the order a queue shares
+// between its changes (Queues.Pending), so what is derived from one can
+// be kept for the other.
+func (o PendingOrder) Same(other PendingOrder) bool {
+	return len(o.Workloads) == len(other.Workloads) && (len(o.Workloads) == 0 || &o.Workloads[0] == &other.Workloads[0])
 }
 
 // Pending returns a ClusterQueue's pending workloads in queue order, and
@@ -97,7 +130,7 @@ type Position struct {
 // filtered, one call of keep per workload before its end).
 func (o PendingOrder) Page(offset, limit int, keep func(*core.Workload) bool) []Position {
 	if o.inLocalQueue == nil {
-		o.inLocalQueue = localQueuePositions(o.Workloads)
+		o.inLocalQueue, _ = localQueuePositions(o.Workloads)
 	}
 	out := make([]Position, 0, min(limit, len(o.Workloads)))
 	if keep == nil {

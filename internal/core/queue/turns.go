@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"container/heap"
 	"sort"
 
 	"github.com/musterhq/muster/internal/core"
@@ -71,14 +72,74 @@ func (t *Turns) Pop(localQueue string) {
 // visibility API's positions and the dashboard come from it, so they
 // follow the turns rather than priority alone (an estimate either way:
 // who fits when decides).
-func (o PendingOrder) InTurns(score func(localQueue string) float64, take func(*core.Workload)) PendingOrder {
-	turns := NewTurns(o.Workloads, score)
+//
+// take, given the LocalQueue's key, may change the score of the taken
+// workload's LocalQueue only: the
+// LocalQueues are kept in a heap by score and head, so a read of 100,000
+// positions costs a sort's worth, not a scan of every LocalQueue per
+// workload. The order is the one Turns.Next takes, which the cycle uses.
+func (o PendingOrder) InTurns(score func(localQueue string) float64, take func(localQueue string, wl *core.Workload)) PendingOrder {
+	h := newTurnHeap(o.Workloads, score)
 	out := make([]*core.Workload, 0, len(o.Workloads))
-	for k := turns.Next(); k != ""; k = turns.Next() {
-		wl := turns.byLQ[k][0]
-		turns.Pop(k)
+	for h.Len() > 0 {
+		t := h.turns[0]
+		wl := t.wls[0]
+		t.wls = t.wls[1:]
 		out = append(out, wl)
-		take(wl)
+		take(t.key, wl)
+		if len(t.wls) == 0 {
+			heap.Pop(h)
+			continue
+		}
+		t.score = score(t.key)
+		heap.Fix(h, 0)
 	}
-	return PendingOrder{Workloads: out, inLocalQueue: localQueuePositions(out)}
+	return numbered(out)
+}
+
+// turn is one LocalQueue's workloads still to take, in queue order, and
+// its score.
+type turn struct {
+	key   string
+	wls   []*core.Workload
+	score float64
+}
+
+// turnHeap orders LocalQueues as Turns.Next chooses: lowest score, then
+// the head that comes first (Before is a total order, so no two tie).
+type turnHeap struct{ turns []*turn }
+
+// newTurnHeap groups wls, which are in queue order, by LocalQueue.
+func newTurnHeap(wls []*core.Workload, score func(string) float64) *turnHeap {
+	type lq struct{ namespace, name string }
+	byLQ := map[lq]*turn{}
+	h := &turnHeap{}
+	for _, wl := range wls {
+		t := byLQ[lq{wl.Namespace, wl.Queue}]
+		if t == nil {
+			k := core.LocalQueueKey(wl)
+			t = &turn{key: k, score: score(k)}
+			byLQ[lq{wl.Namespace, wl.Queue}] = t
+			h.turns = append(h.turns, t)
+		}
+		t.wls = append(t.wls, wl)
+	}
+	heap.Init(h)
+	return h
+}
+
+func (h *turnHeap) Len() int { return len(h.turns) }
+func (h *turnHeap) Less(i, j int) bool {
+	a, b := h.turns[i], h.turns[j]
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return Before(a.wls[0], b.wls[0])
+}
+func (h *turnHeap) Swap(i, j int) { h.turns[i], h.turns[j] = h.turns[j], h.turns[i] }
+func (h *turnHeap) Push(x any)    { h.turns = append(h.turns, x.(*turn)) }
+func (h *turnHeap) Pop() any {
+	t := h.turns[len(h.turns)-1]
+	h.turns = h.turns[:len(h.turns)-1]
+	return t
 }

@@ -224,3 +224,48 @@ func TestShownOrderIsTheCyclesOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestAdmissionOrdersKeepTheLastOrder: a read reuses the last order in
+// turns while the queue and the LocalQueues' scores are unchanged, takes
+// the turns again after either changes (always equal to InAdmissionOrder),
+// and lets go of a deleted queue's.
+func TestAdmissionOrdersKeepTheLastOrder(t *testing.T) {
+	c := afsQueue(true)
+	q := queue.NewQueues()
+	q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+	for _, lq := range []string{"a", "b"} {
+		q.UpsertLocalQueue("ns", lq, "cq")
+	}
+	for _, w := range []*core.Workload{lqWl("a1", "a", 0, 2), lqWl("a2", "a", 1, 2), lqWl("b1", "b", 2, 2)} {
+		q.AddOrUpdate(w)
+	}
+	orders := &AdmissionOrders{Cache: c.Cache}
+	read := func() queue.PendingOrder {
+		t.Helper()
+		o, _ := q.Pending("cq")
+		got := orders.Order("cq", o)
+		if want := InAdmissionOrder(c.Cache, "cq", o); !slices.Equal(got.Workloads, want.Workloads) {
+			t.Fatalf("kept order %v, taking turns now gives %v", got.Workloads, want.Workloads)
+		}
+		return got
+	}
+	first := read()
+	if again := read(); !again.Same(first) {
+		t.Error("an unchanged queue's turns are taken once")
+	}
+	c.AddOrUpdateWorkload(coretest.Admitted(lqWl("held", "a", 0, 4), "cq", "a100"))
+	byScore := read()
+	if byScore.Same(first) || byScore.Workloads[0].Name != "b1" {
+		t.Errorf("after a's usage grew: %v, want b1 first", byScore.Workloads)
+	}
+	q.AddOrUpdate(lqWl("b0", "b", 0, 1))
+	if byQueue := read(); byQueue.Same(byScore) || len(byQueue.Workloads) != 4 {
+		t.Errorf("after b0 arrived: %v", byQueue.Workloads)
+	}
+	c.DeleteClusterQueue("cq")
+	o, _ := q.Pending("cq")
+	orders.Order("cq", o)
+	if len(orders.last) != 0 {
+		t.Error("a deleted queue's order is let go")
+	}
+}

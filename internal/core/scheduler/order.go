@@ -3,6 +3,7 @@ package scheduler
 import (
 	"container/heap"
 	"sort"
+	"sync"
 
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/core/queue"
@@ -124,8 +125,67 @@ func (h *headHeap) advance(wl *core.Workload) {
 // try it: unchanged without admission fair sharing; with it, in its
 // LocalQueues' turns, scored as the cache holds them now.
 func InAdmissionOrder(c *quota.Cache, clusterQueue string, o queue.PendingOrder) queue.PendingOrder {
-	if scores, ok := c.AdmissionScores(clusterQueue, o.Workloads); ok {
+	if scores, ok := c.AdmissionScores(clusterQueue, o.LocalQueues()); ok {
 		return o.InTurns(scores.Score, scores.Take)
 	}
 	return o
+}
+
+// AdmissionOrders is InAdmissionOrder for readers that ask again and
+// again (the visibility API, the dashboard): the turns follow from the
+// pending order and the LocalQueues' scores alone, so while neither
+// changes a read reuses the last one's, at the cost of comparing one
+// score per LocalQueue — as the plain order is sorted once per change.
+type AdmissionOrders struct {
+	Cache *quota.Cache
+
+	mu   sync.Mutex
+	last map[string]admissionOrder
+}
+
+// admissionOrder is one ClusterQueue's last order in turns, and what it
+// was taken from.
+type admissionOrder struct {
+	from   queue.PendingOrder
+	scores *quota.LocalQueueScores
+	turns  queue.PendingOrder
+}
+
+// Order is InAdmissionOrder(a.Cache, clusterQueue, o).
+func (a *AdmissionOrders) Order(clusterQueue string, o queue.PendingOrder) queue.PendingOrder {
+	scores, ok := a.Cache.AdmissionScores(clusterQueue, o.LocalQueues())
+	a.mu.Lock()
+	last, found := a.last[clusterQueue]
+	if !ok {
+		// Deleted, or fair sharing turned off: what was kept goes.
+		delete(a.last, clusterQueue)
+	}
+	a.forgetDeleted()
+	a.mu.Unlock()
+	if !ok {
+		return o
+	}
+	if found && last.from.Same(o) && last.scores.Equal(scores) {
+		return last.turns
+	}
+	taken := scores.Clone()
+	turns := o.InTurns(scores.Score, scores.Take)
+	a.mu.Lock()
+	if a.last == nil {
+		a.last = map[string]admissionOrder{}
+	}
+	a.last[clusterQueue] = admissionOrder{from: o, scores: taken, turns: turns}
+	a.mu.Unlock()
+	return turns
+}
+
+// forgetDeleted drops the orders of ClusterQueues the cache no longer
+// has, so that a deleted queue's 100,000 workloads are not held. The
+// caller holds a.mu.
+func (a *AdmissionOrders) forgetDeleted() {
+	for name := range a.last {
+		if !a.Cache.HasClusterQueue(name) {
+			delete(a.last, name)
+		}
+	}
 }

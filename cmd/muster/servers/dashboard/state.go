@@ -22,6 +22,9 @@ import (
 type Source struct {
 	Queues *queue.Queues
 	Cache  *quota.Cache
+	// Order is a ClusterQueue's pending order as its cycles try it
+	// (scheduler.AdmissionOrders); nil takes scheduler.InAdmissionOrder.
+	Order func(clusterQueue string, o queue.PendingOrder) queue.PendingOrder
 	// Reader is the manager's (cached) client.
 	Reader client.Reader
 	Reason func(key string) string
@@ -157,7 +160,11 @@ func (s Source) clusterQueue(obj *musterv1beta1.ClusterQueue, now time.Time, may
 	if order, ok := s.Queues.Pending(obj.Name); ok {
 		// The order its cycles try, as the visibility API shows it (the
 		// LocalQueues' turns under admission fair sharing).
-		order = scheduler.InAdmissionOrder(s.Cache, obj.Name, order)
+		if s.Order != nil {
+			order = s.Order(obj.Name, order)
+		} else {
+			order = scheduler.InAdmissionOrder(s.Cache, obj.Name, order)
+		}
 		for _, p := range order.Page(0, listed, func(w *core.Workload) bool { return visible(may, w.Key) }) {
 			cq.PendingList = append(cq.PendingList, Pending{
 				Workload: p.Workload.Key, LocalQueue: p.Workload.Queue, Priority: p.Workload.Priority,
