@@ -28,7 +28,10 @@ type Options struct {
 	// NodeFailureGrace is how long a node must stay NotReady before the
 	// placements on it are repaired.
 	NodeFailureGrace time.Duration
-	Clock            clock.WithTicker
+	// BalancedPlacement places preferred topology requests balanced first
+	// (topologyAwareScheduling.balancedPlacement).
+	BalancedPlacement bool
+	Clock             clock.WithTicker
 	// DefaultGang is the gang scheduler of ClusterQueues that name none.
 	DefaultGang musterv1beta1.GangSchedulerProvider
 	// UsageDecay, when set, orders fair sharing by usage decayed over time,
@@ -44,7 +47,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*State, error) {
 	fairSharing := opts.FairSharing
 	state := NewState()
 	state.Config = scheduler.Config{FairSharing: fairSharing, BlockAdmission: opts.BlockAdmission,
-		PreemptionDelay: opts.PreemptionDelay, NodeFailureGrace: opts.NodeFailureGrace}
+		PreemptionDelay: opts.PreemptionDelay, NodeFailureGrace: opts.NodeFailureGrace, BalancedPlacement: opts.BalancedPlacement}
 	state.RequeueByCreation = opts.RequeueByCreation
 	state.defaultGang = opts.DefaultGang
 	state.statusReason = reasonInStatus(mgr.GetCache())

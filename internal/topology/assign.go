@@ -28,6 +28,9 @@ func (f *fitter) place() bool {
 	case Required:
 		return f.placeIn(f.p.level, true)
 	case Preferred:
+		if f.p.ps.Balanced && f.placeBalanced() {
+			return true
+		}
 		return f.climb(f.p.level, true)
 	default:
 		return f.climb(f.lowest(), false)

@@ -47,6 +47,7 @@ func randomCluster(t *testing.T, seed uint64) (*Tree, *PodSet) {
 	if ps.Mode != Unconstrained {
 		ps.Level = levels[r.IntN(len(levels))]
 	}
+	ps.Balanced = ps.Mode == Preferred && r.IntN(2) == 0
 	if r.IntN(3) == 0 {
 		ps.SliceLevel = levels[len(levels)-1-r.IntN(2)]
 		ps.SliceSize = int32(1 + r.IntN(4))

@@ -45,6 +45,11 @@ type PodSet struct {
 	Mode    Mode
 	// Level is the label key of the level for Required and Preferred.
 	Level string
+	// Balanced, with Preferred, spreads the pods evenly over the fewest
+	// domains below Level first (Kueue's balanced placement; see
+	// balanced.go), and places them as Preferred if that fails. PlaceGroup
+	// places groups as Preferred.
+	Balanced bool
 	// SliceLevel and SliceSize, when set, split the pods into slices of
 	// SliceSize pods that each land in one domain of SliceLevel, which must
 	// not be coarser than Level. Count must be a multiple of SliceSize.

@@ -25,6 +25,7 @@ func TestLoadDefaults(t *testing.T) {
 		"fair sharing off":                !cfg.FairSharing.Enable,
 		"internal certs on":               *cfg.InternalCertManagement.Enable,
 		"metrics secure":                  *cfg.Metrics.SecureServing,
+		"balanced placement off":          cfg.TopologyAwareScheduling == nil || !cfg.TopologyAwareScheduling.BalancedPlacement,
 	}
 	for name, ok := range checks {
 		if !ok {
@@ -50,6 +51,10 @@ func TestLoadFile(t *testing.T) {
 			check: func(c *Configuration) bool {
 				return !*c.Metrics.SecureServing && c.Metrics.BindAddress == "127.0.0.1:8080"
 			},
+		},
+		"balanced placement": {
+			yaml:  "topologyAwareScheduling:\n  balancedPlacement: true\n",
+			check: func(c *Configuration) bool { return c.TopologyAwareScheduling.BalancedPlacement },
 		},
 		"lease namespace follows namespace": {
 			yaml:  "namespace: other\n",

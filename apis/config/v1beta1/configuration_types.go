@@ -78,6 +78,9 @@ type Configuration struct {
 	// once. Default 30s, as Kueue's; 0 acts on the first NotReady.
 	NodeFailureGracePeriod *metav1.Duration `json:"nodeFailureGracePeriod,omitempty"`
 
+	// TopologyAwareScheduling tunes topology-aware placement.
+	TopologyAwareScheduling *TopologyAwareScheduling `json:"topologyAwareScheduling,omitempty"`
+
 	// GangScheduling is the gang scheduler admitted jobs are handed to,
 	// unless their ClusterQueue names another (docs/gang-scheduling.md).
 	GangScheduling *GangScheduling `json:"gangScheduling,omitempty"`
@@ -85,6 +88,16 @@ type Configuration struct {
 	// MultiCluster configures the dispatch of workloads to worker clusters
 	// by muster.dev/multicluster admission checks (docs/multi-cluster.md).
 	MultiCluster *MultiCluster `json:"multiCluster,omitempty"`
+}
+
+// TopologyAwareScheduling tunes topology-aware placement.
+type TopologyAwareScheduling struct {
+	// BalancedPlacement places a pod set that asks for a preferred level
+	// evenly over the fewest domains below it, inside one domain above it,
+	// before falling back to the tightest domains (Kueue's balanced
+	// placement, its TASBalancedPlacement feature gate; off by default in
+	// both). Pod sets placed together (podSetGroupName) are not balanced.
+	BalancedPlacement bool `json:"balancedPlacement,omitempty"`
 }
 
 // The dispatchers of a multi-cluster check.

@@ -237,10 +237,11 @@ func Setup(mgr manager.Manager, cfg *configv1beta1.Configuration, clk clock.With
 	}
 	wfpr := cfg.WaitForPodsReady
 	coreOpts := scheduling.Options{
-		FairSharing:      cfg.FairSharing.Enable,
-		PreemptionDelay:  ptr.Deref(cfg.PreemptionDelay, metav1.Duration{}).Duration,
-		NodeFailureGrace: ptr.Deref(cfg.NodeFailureGracePeriod, metav1.Duration{}).Duration,
-		BlockAdmission:   wfpr.Enable && *wfpr.BlockAdmission,
+		FairSharing:       cfg.FairSharing.Enable,
+		PreemptionDelay:   ptr.Deref(cfg.PreemptionDelay, metav1.Duration{}).Duration,
+		NodeFailureGrace:  ptr.Deref(cfg.NodeFailureGracePeriod, metav1.Duration{}).Duration,
+		BalancedPlacement: cfg.TopologyAwareScheduling != nil && cfg.TopologyAwareScheduling.BalancedPlacement,
+		BlockAdmission:    wfpr.Enable && *wfpr.BlockAdmission,
 		// Only PodsReady timeouts follow requeuingStrategy.timestamp.
 		RequeueByCreation: ptr.Deref(wfpr.RequeuingStrategy.Timestamp, configv1beta1.EvictionTimestamp) == configv1beta1.CreationTimestamp,
 		Clock:             clk,

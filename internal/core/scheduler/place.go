@@ -170,6 +170,7 @@ func topologyPodSet(s *Snapshot, ps *core.PodSet, psa *core.PodSetAssignment, f 
 	tps := topology.PodSet{Name: ps.Name, Count: psa.Count, Request: req, Mask: s.nodeMask(ps, f)}
 	if t := ps.Topology; t != nil {
 		tps.Mode, tps.Level, tps.SliceLevel, tps.SliceSize = t.Mode, t.Level, t.SliceLevel, t.SliceSize
+		tps.Balanced = t.Mode == topology.Preferred && s.cfg.BalancedPlacement
 	}
 	return tps
 }

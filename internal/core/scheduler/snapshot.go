@@ -21,6 +21,9 @@ type Config struct {
 	// NodeFailureGrace is how long a node must stay NotReady before the
 	// placements on it are repaired.
 	NodeFailureGrace time.Duration
+	// BalancedPlacement places pod sets that prefer a topology level
+	// balanced first (topology.PodSet.Balanced).
+	BalancedPlacement bool
 }
 
 // Snapshot is what one cycle decides on: a copy of the cache, the policy,

@@ -256,3 +256,25 @@ func TestTopologyPendingReasonNamesAUsableDomainInKubernetesUnits(t *testing.T) 
 		}
 	}
 }
+
+// TestTopologyBalancedPlacementWhenConfigured: six 2-GPU pods preferring a
+// rack of two 8-GPU nodes go 3 + 3 with balanced placement configured
+// (Kueue's TASBalancedPlacement), 4 + 2 without (best fit, the default).
+func TestTopologyBalancedPlacementWhenConfigured(t *testing.T) {
+	for _, tc := range []struct {
+		balanced bool
+		want     []int32
+	}{{false, []int32{2, 4}}, {true, []int32{3, 3}}} {
+		c := tasCache(t, 1, 1, 2, tasQueue("cq", 1000))
+		c.cfg.BalancedPlacement = tc.balanced
+		ds := admitIn(t, c, map[string][]*core.Workload{"cq": {tasWl("w", 0, 1, 6, 2, topology.Preferred, rackLabel)}})
+		var got []int32
+		for _, n := range podsPlaced(decisionOf(ds, "w")) {
+			got = append(got, n)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("balanced %v: pods per node %v, want %v", tc.balanced, got, tc.want)
+		}
+	}
+}

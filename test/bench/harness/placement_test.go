@@ -150,7 +150,7 @@ func TestTopologyRequests(t *testing.T) {
 	}{
 		{musterTopologyRequest, "required", map[string]any{"required": "example.com/rack"}},
 		{musterTopologyRequest, "preferred", map[string]any{"preferred": "example.com/rack"}},
-		{musterTopologyRequest, "balanced", map[string]any{"preferred": "example.com/rack"}},
+		{musterTopologyRequest, "balanced", map[string]any{"podSetSliceRequiredTopology": "example.com/rack", "podSetSliceSize": int64(2)}},
 		{kueueTopologyRequest, "required", map[string]any{"required": "example.com/rack"}},
 		{kueueTopologyRequest, "preferred", map[string]any{"preferred": "example.com/rack"}},
 		{kueueTopologyRequest, "balanced", map[string]any{"podSetSliceRequiredTopology": "example.com/rack", "podSetSliceSize": int64(2)}},

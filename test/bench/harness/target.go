@@ -106,9 +106,9 @@ func Kueue(binary, crdDir string) Target {
 }
 
 // kueueArgs: for a topology-aware mix, Kueue's TAS controllers, and its
-// balanced placement (alpha since v0.15 and still in v0.19, off by default), which the mix's
-// balanced classes ask for; the gate applies to every pod set with a
-// preferred or slice-only request.
+// balanced placement (alpha since v0.15 and still in v0.19, off by
+// default), as Kueue's own TAS benchmark runs; the gate applies to the pod
+// sets with a preferred request (musterArgs turns Muster's on alike).
 func kueueArgs(l Launch) ([]string, error) {
 	args := []string{"--kubeconfig", l.Kubeconfig, fmt.Sprintf("--qps=%g", l.QPS), fmt.Sprintf("--burst=%d", l.Burst),
 		"--pprof-bind-address=" + l.Pprof}
@@ -166,6 +166,10 @@ pprofBindAddress: %q
 `, probeAddr, webhookAddr, certDir, l.QPS, l.Burst, l.Pprof)
 	if d := l.MultiClusterDispatcher; d != "" {
 		cfg += fmt.Sprintf("multiCluster:\n  dispatcher: %s\n", d)
+	}
+	if l.TAS {
+		// As Kueue's TASBalancedPlacement gate, which kueueArgs turns on.
+		cfg += "topologyAwareScheduling:\n  balancedPlacement: true\n"
 	}
 	path := filepath.Join(l.Dir, "muster-config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {

@@ -11,21 +11,19 @@ import (
 // harness writes and reads both APIs as unstructured objects; these are
 // the only TAS fields where they differ.
 
-// musterTopologyRequest: Muster has no balanced placement, so a balanced
-// class is preferred at its level.
+// musterTopologyRequest is the same request as Kueue's (the fields have
+// the same names): the mix's "balanced" class is what Kueue's generator
+// writes for it, slices of sliceSize pods each in one domain of the level
+// and no level for the whole set.
 func musterTopologyRequest(wt WorkloadTemplate) map[string]any {
-	switch wt.TASConstraint {
-	case "required":
-		return map[string]any{"required": wt.TASLevel}
-	default: // preferred, balanced
-		return map[string]any{"preferred": wt.TASLevel}
-	}
+	return kueueTopologyRequest(wt)
 }
 
 // kueueTopologyRequest is what Kueue's generator writes: a balanced class
 // is a slice-only request (slices of sliceSize pods, each in one domain of
-// the level), which Kueue places with its balanced placement when the
-// TASBalancedPlacement gate is on.
+// the level), which Kueue places as an unconstrained one with slices;
+// Kueue's balanced placement (its TASBalancedPlacement gate) applies to
+// the preferred classes.
 func kueueTopologyRequest(wt WorkloadTemplate) map[string]any {
 	switch wt.TASConstraint {
 	case "required":
