@@ -187,10 +187,8 @@ bench: envtest-assets bench-bins ## Muster vs Kueue on the quick mix in the thre
 	$(BENCH) run -config test/bench/configs/quick.yaml -modes $(BENCH_MODES) -reps 1 -out $(BENCH_DIR)/quick
 
 .PHONY: bench-full
-bench-full: envtest-assets bench-bins ## Kueue's baseline mix (15,000 workloads), the three modes x 3 runs, calibration and the pending-depth sweep (hours on 2 cores).
-	$(BENCH) calibrate -seconds 10 -out $(BENCH_DIR)/full
-	$(BENCH) run -config test/bench/configs/baseline.yaml -modes $(BENCH_MODES) -reps 3 -out $(BENCH_DIR)/full
-	$(BENCH) sweep -depths 1000,10000,100000 -out $(BENCH_DIR)/full
+bench-full: envtest-assets bench-bins ## Every suite (baseline, large-scale, TAS, the 10k sweep) for Muster and Kueue, parity and unthrottled, 3 interleaved runs each, calibrated before and after; resumes where it stopped and writes docs/performance.md's acceptance table (many hours on 2 cores).
+	$(BENCH) full -suites baseline,large-scale,tas,sweep -modes parity,unthrottled -reps 3 -out $(BENCH_DIR)/full -doc docs/performance.md
 
 .PHONY: bench-tas
 bench-tas: envtest-assets bench-bins ## Muster vs Kueue on the quick TAS mix (64 nodes, 330 topology-aware workloads), the three modes, with the placement check (minutes).

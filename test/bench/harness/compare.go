@@ -27,6 +27,9 @@ type CompareSpec struct {
 	Calibration *Calibration
 	// Timeline adds each run minute by minute to the report.
 	Timeline bool
+	// Resume keeps the results already in Out/results.json and runs only
+	// the repetitions they lack.
+	Resume bool
 }
 
 // Compare runs the comparison and writes results.json, results.md and
@@ -38,9 +41,18 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 	plan := spec.Config.Plan()
 	fmt.Fprintf(spec.Log, "Mix %s: %d ClusterQueues, %d workloads, classes %v\n", spec.ConfigName, len(plan.Queues), plan.Workloads(), plan.Classes)
 	var results []*Result
+	if spec.Resume {
+		var err error
+		if results, err = LoadResults(spec.Out); err != nil {
+			return err
+		}
+	}
 	for _, mode := range spec.Modes {
 		for rep := 1; rep <= max(spec.Reps, 1); rep++ {
 			for _, t := range spec.Targets {
+				if runsDone(results, t.Name, mode) >= rep {
+					continue
+				}
 				dir := filepath.Join(spec.Out, "runs", fmt.Sprintf("%s-%s-%d", t.Name, mode, rep))
 				began := time.Now()
 				res, err := Run(ctx, RunSpec{Config: spec.Config, ConfigName: spec.ConfigName, Target: t, Mode: mode, Dir: dir, Profile: spec.Profile})
@@ -111,6 +123,19 @@ func writeReport(dir string, results []*Result, cal *Calibration, plan Plan, con
 	return nil
 }
 
+// LoadResults reads dir/results.json; none yet is no results.
+func LoadResults(dir string) ([]*Result, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rs []*Result
+	return rs, json.Unmarshal(data, &rs)
+}
+
 func writeResults(dir string, results []*Result) error {
 	data, err := json.MarshalIndent(results, "", "  ")
 	if err != nil {
@@ -122,7 +147,12 @@ func writeResults(dir string, results []*Result) error {
 // LoadCalibration reads calibration.json from a results directory; nil if
 // there is none.
 func LoadCalibration(dir string) (*Calibration, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "calibration.json"))
+	return loadCalibrationFile(filepath.Join(dir, "calibration.json"))
+}
+
+// loadCalibrationFile reads a calibration; nil if there is none.
+func loadCalibrationFile(path string) (*Calibration, error) {
+	data, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@
 //	bench sweep     -depths 1000,10000 -targets muster,kueue -out DIR
 //	bench report    -config baseline.yaml -out DIR   (tables and plot again from DIR/results.json)
 //	bench multicluster -workers 10 -workloads 10000 -modes unthrottled -out DIR
+//	bench full      -suites baseline,large-scale,tas,sweep -modes parity,unthrottled -reps 3 -out DIR [-doc docs/performance.md]
 //
 // It needs KUBEBUILDER_ASSETS (etcd, kube-apiserver) and the binaries from
 // `make bench-bins`; `make bench` and `make bench-full` set everything up.
@@ -30,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep|report|multicluster [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench run|calibrate|sweep|report|multicluster|full [flags]")
 		os.Exit(2)
 	}
 	// envtest logs through controller-runtime; the harness reports itself.
@@ -49,6 +50,8 @@ func main() {
 		err = reportCmd(os.Args[2:])
 	case "multicluster":
 		err = multiClusterCmd(ctx, os.Args[2:])
+	case "full":
+		err = fullCmd(ctx, os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
@@ -138,13 +141,9 @@ func sweepCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var ds []int
-	for _, d := range strings.Split(*depths, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(d))
-		if err != nil {
-			return err
-		}
-		ds = append(ds, n)
+	ds, err := parseDepths(*depths)
+	if err != nil {
+		return err
 	}
 	params := harness.DefaultSweepParams
 	params.IdleDelay, params.ProfileIdle = *idleDelay, *profileIdle
@@ -162,4 +161,75 @@ func reportCmd(args []string) error {
 		return err
 	}
 	return harness.Report(*out, cfg, filepath.Base(*config), *timeline, os.Stdout)
+}
+
+func fullCmd(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("full", flag.ExitOnError)
+	var c common
+	c.bind(fs)
+	suites := fs.String("suites", "baseline,large-scale,tas,sweep", "Suites, in order: baseline, large-scale, tas, sweep, or name=config.yaml.")
+	modes := fs.String("modes", "parity,unthrottled", "Modes to run.")
+	reps := fs.Int("reps", 3, "Repetitions of each target, suite and mode.")
+	depths := fs.String("sweep-depths", "10000", "Pending depths of the sweep suite.")
+	seconds := fs.Float64("calibration-seconds", 10, "Duration of each calibration measurement.")
+	doc := fs.String("doc", "", "A document whose generated acceptance table is replaced with the report's.")
+	_ = fs.Parse(args)
+	targets, err := c.targetList()
+	if err != nil {
+		return err
+	}
+	ds, err := parseDepths(*depths)
+	if err != nil {
+		return err
+	}
+	var ss []harness.Suite
+	for _, name := range strings.Split(*suites, ",") {
+		s, err := suiteNamed(strings.TrimSpace(name), ds)
+		if err != nil {
+			return err
+		}
+		ss = append(ss, s)
+	}
+	spec := harness.FullSpec{Suites: ss, Targets: targets, Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out,
+		Log: os.Stdout, MusterCRDs: c.musterCRDs, CalibrationSeconds: *seconds}
+	if err := harness.Full(ctx, spec); err != nil {
+		return err
+	}
+	if *doc == "" {
+		return nil
+	}
+	report, err := harness.FullReport(c.out, ss)
+	if err != nil {
+		return err
+	}
+	cmd := "bench full " + strings.Join(args, " ")
+	return harness.UpdateDoc(*doc, "```sh\n"+cmd+"\n```\n\n"+report)
+}
+
+// suiteNamed is a default suite by name, or name=config for another mix.
+func suiteNamed(name string, depths []int) (harness.Suite, error) {
+	if n, config, ok := strings.Cut(name, "="); ok {
+		return harness.Suite{Name: n, Config: config}, nil
+	}
+	for _, s := range harness.DefaultSuites {
+		if s.Name == name {
+			if s.Depths != nil {
+				s.Depths = depths
+			}
+			return s, nil
+		}
+	}
+	return harness.Suite{}, fmt.Errorf("unknown suite %q", name)
+}
+
+func parseDepths(list string) ([]int, error) {
+	var ds []int
+	for _, d := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(d))
+		if err != nil {
+			return nil, err
+		}
+		ds = append(ds, n)
+	}
+	return ds, nil
 }

@@ -1,0 +1,234 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Suite is one mix of the full comparison, or the pending-depth sweep
+// (Depths set, Config empty).
+type Suite struct {
+	Name   string
+	Config string
+	Depths []int
+}
+
+// DefaultSuites are every suite of docs/performance.md's acceptance table.
+var DefaultSuites = []Suite{
+	{Name: "baseline", Config: "test/bench/configs/baseline.yaml"},
+	{Name: "large-scale", Config: "test/bench/configs/large-scale.yaml"},
+	{Name: "tas", Config: "test/bench/configs/tas.yaml"},
+	{Name: "sweep", Depths: []int{10000}},
+}
+
+// FullSpec runs every suite for every target and mode Reps times, the
+// targets alternating run by run (A/B/A/B: a drift of the machine hits
+// both), with the API server calibrated before and after. A run already
+// in Out is not run again, so an interrupted comparison resumes where it
+// stopped.
+type FullSpec struct {
+	Suites     []Suite
+	Targets    []Target
+	Modes      []string
+	Reps       int
+	Out        string
+	Log        io.Writer
+	MusterCRDs string
+	// CalibrationSeconds is each calibration measurement's length.
+	CalibrationSeconds float64
+}
+
+// Full runs the comparison and writes Out/report.md: per suite and mode,
+// the median, min and max of every figure and the ratio with its spread.
+func Full(ctx context.Context, spec FullSpec) error {
+	if err := os.MkdirAll(spec.Out, 0o755); err != nil {
+		return err
+	}
+	if err := calibrateOnce(ctx, spec, "calibration.json"); err != nil {
+		return err
+	}
+	for _, s := range spec.Suites {
+		dir := filepath.Join(spec.Out, s.Name)
+		var err error
+		if s.Depths != nil {
+			err = sweepReps(ctx, spec, s, dir)
+		} else {
+			err = compareSuite(ctx, spec, s, dir)
+		}
+		if err != nil {
+			return fmt.Errorf("suite %s: %w", s.Name, err)
+		}
+	}
+	if err := calibrateOnce(ctx, spec, "calibration-end.json"); err != nil {
+		return err
+	}
+	report, err := FullReport(spec.Out, spec.Suites)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(spec.Log, report)
+	return os.WriteFile(filepath.Join(spec.Out, "report.md"), []byte(report), 0o644)
+}
+
+// calibrateOnce measures the API server into Out/name unless done.
+func calibrateOnce(ctx context.Context, spec FullSpec, name string) error {
+	path := filepath.Join(spec.Out, name)
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	cal, err := Calibrate(ctx, spec.MusterCRDs, filepath.Join(spec.Out, "runs", strings.TrimSuffix(name, ".json")),
+		time.Duration(spec.CalibrationSeconds*float64(time.Second)))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(spec.Log, "%s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n", name, cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+	return writeJSON(path, cal)
+}
+
+func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string) error {
+	cfg, err := LoadConfig(s.Config)
+	if err != nil {
+		return err
+	}
+	cal, err := LoadCalibration(spec.Out)
+	if err != nil {
+		return err
+	}
+	return Compare(ctx, CompareSpec{Config: cfg, ConfigName: filepath.Base(s.Config), Targets: spec.Targets,
+		Modes: spec.Modes, Reps: spec.Reps, Out: dir, Log: spec.Log, Calibration: cal, Resume: true})
+}
+
+// sweepReps runs the sweep's depths per mode and repetition, the targets
+// alternating, into dir/sweep.json (kept as it grows, to resume from).
+func sweepReps(ctx context.Context, spec FullSpec, s Suite, dir string) error {
+	results, err := loadSweep(dir)
+	if err != nil {
+		return err
+	}
+	for _, mode := range spec.Modes {
+		for rep := 1; rep <= max(spec.Reps, 1); rep++ {
+			for _, depth := range s.Depths {
+				for _, t := range spec.Targets {
+					if sweepsDone(results, t.Name, mode, depth) >= rep {
+						continue
+					}
+					run := filepath.Join(dir, "runs", fmt.Sprintf("%s-%s-%d-%d", t.Name, mode, depth, rep))
+					r, err := Sweep(ctx, t, depth, mode, run, DefaultSweepParams)
+					if err != nil {
+						return fmt.Errorf("%s %s depth %d run %d: %w", t.Name, mode, depth, rep, err)
+					}
+					fmt.Fprintf(spec.Log, "%-6s %-11s sweep %d run %d: settled %v after %.0f s (%d writes), probe p99 %.0f ms, RSS %.0f MiB\n",
+						t.Name, mode, depth, rep, r.Settled, r.SettleSeconds, r.SettleWrites, r.Probe.P99, r.MaxRSSMiB)
+					results = append(results, r)
+					if err := writeJSON(filepath.Join(dir, "sweep.json"), results); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func loadSweep(dir string) ([]*SweepResult, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var rs []*SweepResult
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rs, json.Unmarshal(data, &rs)
+}
+
+func sweepsDone(rs []*SweepResult, target, mode string, depth int) int {
+	n := 0
+	for _, r := range rs {
+		if r.Target == target && r.Mode == mode && r.Depth == depth {
+			n++
+		}
+	}
+	return n
+}
+
+// runsDone counts the results of a target in a mode, for resuming.
+func runsDone(rs []*Result, target, mode string) int {
+	n := 0
+	for _, r := range rs {
+		if r.Target == target && r.Mode == mode {
+			n++
+		}
+	}
+	return n
+}
+
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// Range is a figure over repetitions: median, min and max.
+type Range struct {
+	Median, Min, Max float64
+	N                int
+}
+
+// RangeOf summarises repetitions (the median of an even count is the
+// mean of the middle two).
+func RangeOf(xs []float64) Range {
+	if len(xs) == 0 {
+		return Range{}
+	}
+	s := slices.Sorted(slices.Values(xs))
+	mid := len(s) / 2
+	med := s[mid]
+	if len(s)%2 == 0 {
+		med = (s[mid-1] + s[mid]) / 2
+	}
+	return Range{Median: med, Min: s[0], Max: s[len(s)-1], N: len(s)}
+}
+
+// Ratio is a/b of the medians, and the lowest and highest it could be
+// over the runs (min a / max b, max a / min b); ok is false when b is 0.
+func Ratio(a, b Range) (mid, lo, hi float64, ok bool) {
+	if b.Median == 0 || b.Min == 0 {
+		return 0, 0, 0, false
+	}
+	return a.Median / b.Median, a.Min / b.Max, a.Max / b.Min, true
+}
+
+func (r Range) format(f string) string {
+	if r.N == 0 {
+		return "–"
+	}
+	if r.N == 1 {
+		return fmt.Sprintf(f, r.Median)
+	}
+	return fmt.Sprintf(f+" ("+f+"–"+f+")", r.Median, r.Min, r.Max)
+}
+
+func ratioCell(a, b Range) string {
+	mid, lo, hi, ok := Ratio(a, b)
+	switch {
+	case !ok || a.N == 0:
+		return "–"
+	case a.N == 1 && b.N == 1:
+		return fmt.Sprintf("%.2f", mid)
+	}
+	return fmt.Sprintf("%.2f (%.2f–%.2f)", mid, lo, hi)
+}

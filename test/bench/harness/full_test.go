@@ -1,0 +1,78 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRangeAndRatio(t *testing.T) {
+	if r := RangeOf([]float64{3, 1, 2}); r != (Range{Median: 2, Min: 1, Max: 3, N: 3}) {
+		t.Errorf("odd: %+v", r)
+	}
+	if r := RangeOf([]float64{4, 1, 2, 3}); r.Median != 2.5 {
+		t.Errorf("even: median %v, want 2.5", r.Median)
+	}
+	mid, lo, hi, ok := Ratio(RangeOf([]float64{10, 12, 11}), RangeOf([]float64{5, 6, 4}))
+	if !ok || mid != 11.0/5 || lo != 10.0/6 || hi != 12.0/4 {
+		t.Errorf("ratio %v (%v–%v) %v", mid, lo, hi, ok)
+	}
+	if _, _, _, ok := Ratio(RangeOf([]float64{1}), RangeOf([]float64{0, 1})); ok {
+		t.Error("a zero in the denominator has no ratio")
+	}
+	if got := ratioCell(RangeOf([]float64{10, 12, 11}), RangeOf([]float64{5, 6, 4})); got != "2.20 (1.67–3.00)" {
+		t.Errorf("cell %q", got)
+	}
+}
+
+// TestFullReportFromResults: the acceptance row of a suite is computed
+// from its results (medians, ranges, ratio of medians), not typed.
+func TestFullReportFromResults(t *testing.T) {
+	out := t.TempDir()
+	run := func(target string, aps float64, ev int, p99 float64) *Result {
+		return &Result{Target: target, Mode: Parity, AdmissionsPerSecond: aps, Evictions: ev, WritesPerWorkload: 2,
+			TimeToAdmission: map[string]Distribution{"small": {P99: p99}}}
+	}
+	dir := filepath.Join(out, "quick")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rs := []*Result{run("muster", 40, 1, 100), run("kueue", 20, 5, 200), run("muster", 44, 3, 90), run("kueue", 22, 4, 300), run("muster", 42, 2, 80), run("kueue", 21, 9, 100)}
+	if err := writeResults(dir, rs); err != nil {
+		t.Fatal(err)
+	}
+	if n := runsDone(rs, "muster", Parity); n != 3 {
+		t.Errorf("runs done %d, want 3 (a resumed comparison runs none again)", n)
+	}
+	report, err := FullReport(out, []Suite{{Name: "quick", Config: "../configs/smoke.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00) |", "### quick, parity (3 Muster runs, 3 Kueue runs)"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}
+
+func TestUpdateDoc(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "doc.md")
+	doc := "# Doc\n" + docBegin + "\nold table\n" + docEnd + "\nafter\n"
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateDoc(path, "new table"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if want := "# Doc\n" + docBegin + "\nnew table\n" + docEnd + "\nafter\n"; string(got) != want {
+		t.Errorf("got %q", got)
+	}
+	if err := os.WriteFile(path, []byte("no markers"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := UpdateDoc(path, "x"); err == nil {
+		t.Error("a document without markers is refused")
+	}
+}
