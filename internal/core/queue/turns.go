@@ -80,28 +80,33 @@ func (t *Turns) Pop(localQueue string) {
 // workload. The order is the one Turns.Next takes, which the cycle uses.
 func (o PendingOrder) InTurns(score func(localQueue string) float64, take func(localQueue string, wl *core.Workload)) PendingOrder {
 	h := newTurnHeap(o.Workloads, score)
-	out := make([]*core.Workload, 0, len(o.Workloads))
+	out := PendingOrder{Workloads: make([]*core.Workload, 0, len(o.Workloads)), inLocalQueue: make([]int, 0, len(o.Workloads))}
 	for h.Len() > 0 {
 		t := h.turns[0]
-		wl := t.wls[0]
-		t.wls = t.wls[1:]
-		out = append(out, wl)
+		wl := t.wls[t.taken]
+		if t.taken == 0 {
+			out.localQueues = append(out.localQueues, t.key)
+		}
+		out.Workloads = append(out.Workloads, wl)
+		out.inLocalQueue = append(out.inLocalQueue, t.taken)
+		t.taken++
 		take(t.key, wl)
-		if len(t.wls) == 0 {
+		if t.taken == len(t.wls) {
 			heap.Pop(h)
 			continue
 		}
 		t.score = score(t.key)
 		heap.Fix(h, 0)
 	}
-	return numbered(out)
+	return out
 }
 
-// turn is one LocalQueue's workloads still to take, in queue order, and
-// its score.
+// turn is one LocalQueue's workloads in queue order, how many are taken
+// (the next one's position in its LocalQueue), and its score.
 type turn struct {
 	key   string
 	wls   []*core.Workload
+	taken int
 	score float64
 }
 
@@ -134,7 +139,7 @@ func (h *turnHeap) Less(i, j int) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
-	return Before(a.wls[0], b.wls[0])
+	return Before(a.wls[a.taken], b.wls[b.taken])
 }
 func (h *turnHeap) Swap(i, j int) { h.turns[i], h.turns[j] = h.turns[j], h.turns[i] }
 func (h *turnHeap) Push(x any)    { h.turns = append(h.turns, x.(*turn)) }
