@@ -264,9 +264,10 @@ func entropy(kids []bdom) float64 {
 	return h
 }
 
-// subsetBudget bounds leastSubset's table (in 64-bit words); beyond it
-// the m largest are taken.
-const subsetBudget = 1 << 21
+// subsetBudget bounds leastSubset's table (in 64-bit words, 1 MiB), which
+// a scheduling cycle allocates per balanced placement; beyond it the m
+// largest are taken.
+const subsetBudget = 1 << 17
 
 // leastSubset returns m of doms, in their order, whose pods add up to the
 // least total of at least need, the earliest such in order; nil if no m

@@ -171,3 +171,24 @@ func TestLeastSubset(t *testing.T) {
 		}
 	}
 }
+
+// TestLeastSubsetBeyondItsTable: a topology too large for the table gets
+// the m domains holding the most, or nothing when even they fall short.
+func TestLeastSubsetBeyondItsTable(t *testing.T) {
+	doms := make([]bdom, 400)
+	for i := range doms {
+		doms[i] = bdom{j: i, slices: int64(100 + i%7), pods: int64(100 + i%7)}
+	}
+	got := leastSubset(doms, 3, 300)
+	if len(got) != 3 {
+		t.Fatalf("got %d domains, want 3", len(got))
+	}
+	for _, d := range got {
+		if d.pods != 106 {
+			t.Errorf("took a domain of %d pods, want the largest (106)", d.pods)
+		}
+	}
+	if leastSubset(doms, 3, 400) != nil {
+		t.Error("three domains of at most 106 pods cannot hold 400")
+	}
+}
