@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"slices"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,7 @@ func sweepRanges(suite string, rs []*SweepResult) string {
 	}
 	var keys []key
 	for _, r := range rs {
-		if k := (key{r.Mode, r.Depth}); !containsKey(keys, k) {
+		if k := (key{r.Mode, r.Depth}); !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -157,15 +158,6 @@ func sweepRanges(suite string, rs []*SweepResult) string {
 			get("muster", rss).format("%.0f"), get("kueue", rss).format("%.0f"))
 	}
 	return b.String()
-}
-
-func containsKey[K comparable](ks []K, k K) bool {
-	for _, x := range ks {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // Markers around the generated table in a document.
