@@ -2,9 +2,9 @@ package harness
 
 import (
 	"fmt"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
