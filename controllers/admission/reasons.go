@@ -148,6 +148,14 @@ func (r *reasonWriter) set(key string, why core.Pending) {
 	}
 }
 
+// remember records why a workload waits without writing it: the
+// visibility API and kubectl muster why read it from here.
+func (r *reasonWriter) remember(key string, why core.Pending) {
+	r.mu.Lock()
+	r.latest[key] = why
+	r.mu.Unlock()
+}
+
 // retry writes a workload's latest reason again after the grace period.
 func (r *reasonWriter) retry(key string) {
 	r.mu.Lock()

@@ -173,11 +173,36 @@ func (s *Scheduler) apply(ctx context.Context, d *scheduler.Decision, seq uint64
 		}
 		s.reasons.set(d.Workload.Key, d.Pending)
 	case scheduler.Wait:
-		s.reasons.set(d.Workload.Key, d.Pending)
+		s.waits(d)
 	}
 	if again := s.state.Settle(d, seq, now); again > 0 {
 		s.wake.after(ctx, again)
 	}
+}
+
+// describedDepth is how deep in its queues a pending workload gets its
+// reason written: the first describedDepth of each ClusterQueue and of each
+// LocalQueue. A backlog of thousands then costs a few dozen writes, not one
+// (and an event) per queued workload; the deeper ones' reasons are kept in
+// memory for the visibility API and kubectl muster why, and written once
+// they move up. Like Kueue, whose scheduler writes a reason only to the
+// workloads its cycles try; docs/scheduling.md says where the two differ.
+const describedDepth = 10
+
+// waits records why a workload stays pending, written to it if it is near
+// the head of its queues or its queue itself is what holds it.
+func (s *Scheduler) waits(d *scheduler.Decision) {
+	switch d.Pending.Kind {
+	case core.QueueInactive, core.LocalQueueHeld, core.NamespaceNotSelected:
+		// Configuration to fix: every workload it holds says so.
+		s.reasons.set(d.Workload.Key, d.Pending)
+		return
+	}
+	if s.state.Queues.NearHead(d.Workload.Key, describedDepth) {
+		s.reasons.set(d.Workload.Key, d.Pending)
+		return
+	}
+	s.reasons.remember(d.Workload.Key, d.Pending)
 }
 
 // admitDecided assumes an admission in the cache and queues its write.

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,9 @@ type PendingOrder struct {
 	// localQueues are the keys (namespace/name) of the LocalQueues the
 	// workloads come from, in order of their first workload.
 	localQueues []string
+	// turns, set by InTurns, orders the workloads as they are read;
+	// Workloads is then empty.
+	turns *takenTurns
 }
 
 // NewPendingOrder orders workloads as a queue does and numbers them in
@@ -60,6 +64,12 @@ func localQueuePositions(wls []*core.Workload) ([]int, []string) {
 // LocalQueues are the keys (namespace/name) of the LocalQueues the
 // order's workloads come from. Callers must not modify them.
 func (o PendingOrder) LocalQueues() []string {
+	if o.turns != nil {
+		o.turns.upTo(math.MaxInt)
+		o.turns.mu.Lock()
+		defer o.turns.mu.Unlock()
+		return o.turns.localQueues
+	}
 	if o.localQueues == nil && len(o.Workloads) > 0 {
 		_, o.localQueues = localQueuePositions(o.Workloads)
 	}
@@ -70,6 +80,9 @@ func (o PendingOrder) LocalQueues() []string {
 // between its changes (Queues.Pending), so what is derived from one can
 // be kept for the other.
 func (o PendingOrder) Same(other PendingOrder) bool {
+	if o.turns != nil || other.turns != nil {
+		return o.turns == other.turns
+	}
 	return len(o.Workloads) == len(other.Workloads) && (len(o.Workloads) == 0 || &o.Workloads[0] == &other.Workloads[0])
 }
 
@@ -129,29 +142,55 @@ type Position struct {
 // positions were numbered with the order, so a page costs its length (and,
 // filtered, one call of keep per workload before its end).
 func (o PendingOrder) Page(offset, limit int, keep func(*core.Workload) bool) []Position {
-	if o.inLocalQueue == nil {
-		o.inLocalQueue, _ = localQueuePositions(o.Workloads)
-	}
-	out := make([]Position, 0, min(limit, len(o.Workloads)))
 	if keep == nil {
-		for i := offset; i < len(o.Workloads) && len(out) < limit; i++ {
-			out = append(out, Position{Workload: o.Workloads[i], InClusterQueue: i, InLocalQueue: o.inLocalQueue[i]})
+		wls, inLQ := o.prefix(offset + min(limit, math.MaxInt-offset))
+		out := make([]Position, 0, max(0, min(limit, len(wls)-offset)))
+		for i := offset; i < len(wls) && len(out) < limit; i++ {
+			out = append(out, Position{Workload: wls[i], InClusterQueue: i, InLocalQueue: inLQ[i]})
 		}
 		return out
 	}
+	out := []Position{}
 	kept := 0
-	for i, wl := range o.Workloads {
-		if len(out) == limit {
-			break
+	wls, inLQ := o.prefix(pageChunk)
+	for i := 0; len(out) < limit; i++ {
+		if i == len(wls) {
+			if wls, inLQ = o.prefix(2 * len(wls)); i == len(wls) {
+				break
+			}
 		}
-		if !keep(wl) {
+		if !keep(wls[i]) {
 			continue
 		}
 		if kept++; kept > offset {
-			out = append(out, Position{Workload: wl, InClusterQueue: i, InLocalQueue: o.inLocalQueue[i]})
+			out = append(out, Position{Workload: wls[i], InClusterQueue: i, InLocalQueue: inLQ[i]})
 		}
 	}
 	return out
+}
+
+// pageChunk is how far a filtered page first takes an order in turns; it
+// doubles as the page reads on.
+const pageChunk = 1024
+
+// prefix returns the first n workloads of the order (all, if fewer) and
+// their positions in their LocalQueues.
+func (o PendingOrder) prefix(n int) ([]*core.Workload, []int) {
+	if o.turns != nil {
+		return o.turns.upTo(n)
+	}
+	inLQ := o.inLocalQueue
+	if inLQ == nil {
+		inLQ, _ = localQueuePositions(o.Workloads)
+	}
+	n = min(n, len(o.Workloads))
+	return o.Workloads[:n], inLQ[:n]
+}
+
+// Ordered returns every workload of the order, in order.
+func (o PendingOrder) Ordered() []*core.Workload {
+	wls, _ := o.prefix(math.MaxInt)
+	return wls
 }
 
 // compareWorkloads is before as a three-way comparison, in one pass.

@@ -487,6 +487,10 @@ type pendingQueue struct {
 	// parkedPerLocalQueue counts the parked workloads of each LocalQueue
 	// (namespace/name), for its pending metrics by status.
 	parkedPerLocalQueue map[string]int
+	// near is NearHead's answer for nearN as of nearVersion.
+	near        map[string]bool
+	nearVersion uint64
+	nearN       int
 }
 
 func newPendingQueue() *pendingQueue {

@@ -3,6 +3,7 @@ package queue
 import (
 	"container/heap"
 	"sort"
+	"sync"
 
 	"github.com/musterhq/muster/internal/core"
 )
@@ -74,31 +75,56 @@ func (t *Turns) Pop(localQueue string) {
 // who fits when decides).
 //
 // take, given the LocalQueue's key, may change the score of the taken
-// workload's LocalQueue only: the
-// LocalQueues are kept in a heap by score and head, so a read of 100,000
-// positions costs a sort's worth, not a scan of every LocalQueue per
-// workload. The order is the one Turns.Next takes, which the cycle uses.
+// workload's LocalQueue only: the LocalQueues are kept in a heap by score
+// and head. The turns are taken as the order is read, under a lock, so a
+// page of the first 1,000 positions of 100,000 costs 1,000 turns; score
+// and take are called only then, and must not be used by the caller
+// meanwhile. The order is the one Turns.Next takes, which the cycle uses.
 func (o PendingOrder) InTurns(score func(localQueue string) float64, take func(localQueue string, wl *core.Workload)) PendingOrder {
-	h := newTurnHeap(o.Workloads, score)
-	out := PendingOrder{Workloads: make([]*core.Workload, 0, len(o.Workloads)), inLocalQueue: make([]int, 0, len(o.Workloads))}
-	for h.Len() > 0 {
-		t := h.turns[0]
-		wl := t.wls[t.taken]
-		if t.taken == 0 {
-			out.localQueues = append(out.localQueues, t.key)
+	n := len(o.Workloads)
+	return PendingOrder{turns: &takenTurns{
+		heap: newTurnHeap(o.Workloads, score), score: score, take: take,
+		// Never grown: a prefix handed to a reader stays valid while later
+		// turns are appended.
+		wls: make([]*core.Workload, 0, n), inLocalQueue: make([]int, 0, n),
+	}}
+}
+
+// takenTurns is an order in turns, taken as far as it was read.
+type takenTurns struct {
+	mu           sync.Mutex
+	heap         *turnHeap
+	score        func(string) float64
+	take         func(string, *core.Workload)
+	wls          []*core.Workload
+	inLocalQueue []int
+	localQueues  []string
+}
+
+// upTo takes turns until n workloads are in order, or all are, and returns
+// the order so far.
+func (t *takenTurns) upTo(n int) ([]*core.Workload, []int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.heap
+	for len(t.wls) < n && h.Len() > 0 {
+		lq := h.turns[0]
+		wl := lq.wls[lq.taken]
+		if lq.taken == 0 {
+			t.localQueues = append(t.localQueues, lq.key)
 		}
-		out.Workloads = append(out.Workloads, wl)
-		out.inLocalQueue = append(out.inLocalQueue, t.taken)
-		t.taken++
-		take(t.key, wl)
-		if t.taken == len(t.wls) {
+		t.wls = append(t.wls, wl)
+		t.inLocalQueue = append(t.inLocalQueue, lq.taken)
+		lq.taken++
+		t.take(lq.key, wl)
+		if lq.taken == len(lq.wls) {
 			heap.Pop(h)
 			continue
 		}
-		t.score = score(t.key)
+		lq.score = t.score(lq.key)
 		heap.Fix(h, 0)
 	}
-	return out
+	return t.wls, t.inLocalQueue
 }
 
 // turn is one LocalQueue's workloads in queue order, how many are taken

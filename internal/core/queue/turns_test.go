@@ -40,7 +40,7 @@ func TestInTurnsTakesTurnsAsNext(t *testing.T) {
 		}
 		score, take := scoring()
 		var got []string
-		for _, wl := range NewPendingOrder(wls).InTurns(score, take).Workloads {
+		for _, wl := range NewPendingOrder(wls).InTurns(score, take).Ordered() {
 			got = append(got, wl.Name)
 		}
 		score, take = scoring()

@@ -244,8 +244,8 @@ func TestAdmissionOrdersKeepTheLastOrder(t *testing.T) {
 		t.Helper()
 		o, _ := q.Pending("cq")
 		got := orders.Order("cq", o)
-		if want := InAdmissionOrder(c.Cache, "cq", o); !slices.Equal(got.Workloads, want.Workloads) {
-			t.Fatalf("kept order %v, taking turns now gives %v", got.Workloads, want.Workloads)
+		if want := InAdmissionOrder(c.Cache, "cq", o); !slices.Equal(got.Ordered(), want.Ordered()) {
+			t.Fatalf("kept order %v, taking turns now gives %v", got.Ordered(), want.Ordered())
 		}
 		return got
 	}
@@ -255,12 +255,12 @@ func TestAdmissionOrdersKeepTheLastOrder(t *testing.T) {
 	}
 	c.AddOrUpdateWorkload(coretest.Admitted(lqWl("held", "a", 0, 4), "cq", "a100"))
 	byScore := read()
-	if byScore.Same(first) || byScore.Workloads[0].Name != "b1" {
-		t.Errorf("after a's usage grew: %v, want b1 first", byScore.Workloads)
+	if byScore.Same(first) || byScore.Ordered()[0].Name != "b1" {
+		t.Errorf("after a's usage grew: %v, want b1 first", byScore.Ordered())
 	}
 	q.AddOrUpdate(lqWl("b0", "b", 0, 1))
-	if byQueue := read(); byQueue.Same(byScore) || len(byQueue.Workloads) != 4 {
-		t.Errorf("after b0 arrived: %v", byQueue.Workloads)
+	if byQueue := read(); byQueue.Same(byScore) || len(byQueue.Ordered()) != 4 {
+		t.Errorf("after b0 arrived: %v", byQueue.Ordered())
 	}
 	c.DeleteClusterQueue("cq")
 	o, _ := q.Pending("cq")

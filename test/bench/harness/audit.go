@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -20,6 +21,24 @@ func (r Requests) Writes() int {
 	n := 0
 	for _, v := range []string{"create", "update", "patch", "delete", "deletecollection"} {
 		n += r.ByVerb[v]
+	}
+	return n
+}
+
+// QueueStatusWrites is the number of writes of ClusterQueue, LocalQueue
+// and Cohort status: they follow the queues and the time (each queue's
+// counts at most once a second), not the workloads.
+func (r Requests) QueueStatusWrites() int {
+	n := 0
+	for key, c := range r.ByResource {
+		verb, resource, _ := strings.Cut(key, " ")
+		if !isWrite(verb) {
+			continue
+		}
+		switch resource {
+		case "clusterqueues/status", "localqueues/status", "cohorts/status":
+			n += c
+		}
 	}
 	return n
 }

@@ -32,7 +32,7 @@ func FullReport(out string, suites []Suite) (string, error) {
 
 func suiteTables(out string, suites []Suite) (string, string, error) {
 	var acc, det strings.Builder
-	acc.WriteString("| suite | mode | runs | admissions/s, Muster/Kueue | evictions Muster | evictions Kueue | writes/workload Muster | writes/workload Kueue | worst class p99, Muster/Kueue |\n")
+	acc.WriteString("| suite | mode | runs | admissions/s, Muster/Kueue | evictions Muster | evictions Kueue | writes/workload Muster; of which queue status | writes/workload Kueue; of which queue status | worst class p99, Muster/Kueue |\n")
 	acc.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var sweeps strings.Builder
 	for _, s := range suites {
@@ -100,11 +100,15 @@ func acceptanceRow(suite, mode string, m, k []*Result, classes []string) string 
 	aps := func(r *Result) float64 { return r.AdmissionsPerSecond }
 	ev := func(r *Result) float64 { return float64(r.Evictions) }
 	wr := func(r *Result) float64 { return r.WritesPerWorkload }
+	qs := func(r *Result) float64 { return r.QueueStatusWritesPerWorkload() }
+	writes := func(rs []*Result) string {
+		return fmt.Sprintf("%s; %.2f", rangeOf(rs, wr).format("%.2f"), rangeOf(rs, qs).Median)
+	}
 	p99 := worstP99(classes)
 	return fmt.Sprintf("| %s | %s | %d + %d | %s | %s | %s | %s | %s | %s |\n", suite, mode, len(m), len(k),
 		ratioCell(rangeOf(m, aps), rangeOf(k, aps)),
 		rangeOf(m, ev).format("%.0f"), rangeOf(k, ev).format("%.0f"),
-		rangeOf(m, wr).format("%.2f"), rangeOf(k, wr).format("%.2f"),
+		writes(m), writes(k),
 		ratioCell(rangeOf(m, p99), rangeOf(k, p99)))
 }
 

@@ -49,7 +49,7 @@ func TestFullReportFromResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00) |", "### quick, parity (3 Muster runs, 3 Kueue runs)"} {
+	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00); 0.00 |", "### quick, parity (3 Muster runs, 3 Kueue runs)"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}
@@ -74,5 +74,16 @@ func TestUpdateDoc(t *testing.T) {
 	}
 	if err := UpdateDoc(path, "x"); err == nil {
 		t.Error("a document without markers is refused")
+	}
+}
+
+// TestQueueStatusWrites: the writes of queue status, apart from the rest.
+func TestQueueStatusWrites(t *testing.T) {
+	r := &Result{Workloads: 10, Requests: Requests{ByResource: map[string]int{
+		"patch workloads/status": 10, "create events": 10, "patch clusterqueues/status": 3,
+		"update localqueues/status": 2, "get clusterqueues": 7,
+	}}}
+	if got := r.QueueStatusWritesPerWorkload(); got != 0.5 {
+		t.Errorf("queue status writes per workload = %v, want 0.5", got)
 	}
 }

@@ -86,6 +86,7 @@ func metrics(classes []string) []metric {
 		metric{"controller max RSS (MiB)", func(r *Result) float64 { return r.Usage.MaxRSSMiB }, "%.0f", false},
 		metric{"API server CPU (s)", func(r *Result) float64 { return r.APIServerCPUSeconds }, "%.1f", false},
 		metric{"API writes per workload", func(r *Result) float64 { return r.WritesPerWorkload }, "%.2f", false},
+		metric{"of which queue status", func(r *Result) float64 { return r.QueueStatusWritesPerWorkload() }, "%.2f", false},
 		metric{"API reads per workload (get+list)", func(r *Result) float64 {
 			return r.RequestsPerWorkload["get"] + r.RequestsPerWorkload["list"]
 		}, "%.2f", false},

@@ -96,6 +96,15 @@ type Result struct {
 	Timeline []Window `json:"timeline,omitempty"`
 }
 
+// QueueStatusWritesPerWorkload is the part of WritesPerWorkload that
+// writes queue status.
+func (r *Result) QueueStatusWritesPerWorkload() float64 {
+	if r.Workloads == 0 {
+		return 0
+	}
+	return float64(r.Requests.QueueStatusWrites()) / float64(r.Workloads)
+}
+
 // Run starts an API server and the target, runs the mix to the end and
 // returns the measurements.
 func Run(ctx context.Context, spec RunSpec) (*Result, error) {

@@ -3,6 +3,7 @@ package scheduling
 import (
 	"context"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
@@ -55,6 +56,27 @@ func create(t *testing.T, objs ...client.Object) {
 	for _, o := range objs {
 		NewWithT(t).Expect(env.Client.Create(context.Background(), o)).To(Succeed())
 	}
+}
+
+// nearHead is how deep in its queues a pending workload gets its reason
+// written (the scheduler's describedDepth).
+const nearHead = 10
+
+// expectQueuedUndescribed waits until the job is suspended and queued, and
+// checks that no pending reason was written to its Workload: it is deeper
+// in its queues than nearHead.
+func expectQueuedUndescribed(t *testing.T, j *batchv1.Job) {
+	t.Helper()
+	g := NewWithT(t)
+	g.Eventually(func(g Gomega) {
+		g.Expect(framework.IsSuspended(env.GetJob(g, j))).To(BeTrue())
+		wl := env.WorkloadOfJob(g, j)
+		g.Expect(wl.Status.Admission).To(BeNil())
+	}, framework.Timeout, framework.Interval).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		wl := env.WorkloadOfJob(g, j)
+		g.Expect(meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved)).To(BeNil())
+	}, 2*time.Second, framework.Interval).Should(Succeed())
 }
 
 func running(t *testing.T, jobs ...*batchv1.Job) {

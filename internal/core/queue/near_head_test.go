@@ -1,0 +1,137 @@
+package queue
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/musterhq/muster/internal/core"
+	"github.com/musterhq/muster/internal/core/coretest"
+)
+
+// nearHeadQueues is a ClusterQueue of two LocalQueues: "lq" holds a0..a9
+// (oldest first), "other" holds b0..b2, created after all of lq's.
+func nearHeadQueues() *Queues {
+	q := NewQueues()
+	q.UpsertLocalQueue("ns", "lq", "cq")
+	q.UpsertLocalQueue("ns", "other", "cq")
+	q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+	for i := range 10 {
+		q.AddOrUpdate(coretest.GPUWorkload(fmt.Sprintf("a%d", i), 0, i, 1, 1))
+	}
+	for i := range 3 {
+		wl := coretest.GPUWorkload(fmt.Sprintf("b%d", i), 0, 100+i, 1, 1)
+		wl.Queue = "other"
+		q.AddOrUpdate(wl)
+	}
+	return q
+}
+
+func nearKeys(q *Queues, n int) []string {
+	var out []string
+	for _, name := range []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "b0", "b1", "b2", "new", "gone"} {
+		if q.NearHead("ns/"+name, n) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// TestNearHeadFirstOfClusterQueueAndOfEachLocalQueue: the first n of the
+// ClusterQueue and the first n of each LocalQueue, so a LocalQueue whose
+// workloads are deep in a shared ClusterQueue still has its head near.
+func TestNearHeadFirstOfClusterQueueAndOfEachLocalQueue(t *testing.T) {
+	cases := []struct {
+		n    int
+		want []string
+	}{
+		{n: 0},
+		{n: 1, want: []string{"a0", "b0"}},
+		{n: 2, want: []string{"a0", "a1", "b0", "b1"}},
+		{n: 20, want: []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "b0", "b1", "b2"}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			if got := nearKeys(nearHeadQueues(), tc.n); !slices.Equal(got, tc.want) {
+				t.Errorf("near = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNearHeadCountsParkedWorkloads: a parked workload still holds its
+// place, so one tried alone behind a parked backlog is not near.
+func TestNearHeadCountsParkedWorkloads(t *testing.T) {
+	q := nearHeadQueues()
+	for _, wl := range headsOf(q)["cq"] {
+		q.Park(wl, seqOf(q))
+	}
+	late := coretest.GPUWorkload("late", 0, 50, 1, 1)
+	q.AddOrUpdate(late)
+	if heads := headNames(q, "cq"); !slices.Equal(heads, []string{"late"}) {
+		t.Fatalf("heads = %v, want only the new arrival", heads)
+	}
+	if q.NearHead(late.Key, 3) {
+		t.Error("a workload behind ten parked ones of its LocalQueue is near the head of n=3")
+	}
+	if got := nearKeys(q, 3); !slices.Equal(got, []string{"a0", "a1", "a2", "b0", "b1", "b2"}) {
+		t.Errorf("near = %v", got)
+	}
+}
+
+// TestNearHeadFollowsChanges: an arrival ahead pushes the last near one
+// out; a deletion lets the next one in; an unknown key is not near, an
+// orphan (no queue yet) is.
+func TestNearHeadFollowsChanges(t *testing.T) {
+	q := nearHeadQueues()
+	if !q.NearHead("ns/a2", 3) {
+		t.Fatal("a2 is third")
+	}
+	q.AddOrUpdate(coretest.GPUWorkload("new", 5, 200, 1, 1))
+	if q.NearHead("ns/a2", 3) || !q.NearHead("ns/new", 3) {
+		t.Errorf("after a higher-priority arrival: near = %v", nearKeys(q, 3))
+	}
+	q.Delete("ns/a0")
+	if !q.NearHead("ns/a2", 3) {
+		t.Errorf("after a0 left: near = %v", nearKeys(q, 3))
+	}
+	if q.NearHead("ns/gone", 3) {
+		t.Error("an unknown workload is near")
+	}
+	orphan := coretest.GPUWorkload("orphan", 0, 0, 1, 1)
+	orphan.Queue = "nowhere"
+	q.AddOrUpdate(orphan)
+	if !q.NearHead(orphan.Key, 3) {
+		t.Error("a workload waiting for its queue is not near")
+	}
+}
+
+func BenchmarkNearHead(b *testing.B) {
+	for _, pending := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(pending), func(b *testing.B) {
+			q := NewQueues()
+			q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+			for i := range 100 {
+				q.UpsertLocalQueue("ns", fmt.Sprintf("lq%d", i), "cq")
+			}
+			for i := range pending {
+				wl := coretest.GPUWorkload(fmt.Sprintf("w%d", i), int32(i%3), i, 1, 1)
+				wl.Queue = fmt.Sprintf("lq%d", i%100)
+				q.AddOrUpdate(wl)
+			}
+			b.Run("unchanged", func(b *testing.B) {
+				for b.Loop() {
+					q.NearHead("ns/w5", 10)
+				}
+			})
+			b.Run("after a change", func(b *testing.B) {
+				for i := 0; b.Loop(); i++ {
+					wl := coretest.GPUWorkload("w5", int32(i%3), 5, 1, 1)
+					wl.Queue = "lq5"
+					q.AddOrUpdate(wl)
+					q.NearHead("ns/w5", 10)
+				}
+			})
+		})
+	}
+}
