@@ -31,35 +31,59 @@ func (q *Queues) NearHead(key string, n int) bool {
 // nearHead returns the keys of the first n workloads of the queue and of
 // each of its LocalQueues.
 func (p *pendingQueue) nearHead(n int) map[string]bool {
-	if p.near != nil && p.nearVersion == p.version && p.nearN == n {
-		return p.near
+	if p.near == nil || p.near.n != n {
+		p.near = newNearMemo(n, p.heap.items, p.parked)
 	}
-	all := firstN{n: n}
-	type localQueue struct{ namespace, name string }
-	perLocalQueue := map[localQueue]*firstN{}
+	return p.near.keys
+}
+
+// nearMemo is NearHead's answer for one queue, kept while the queue's
+// changes leave it true: an arrival behind the first n of its ClusterQueue
+// and of its LocalQueue, as most of a backlog's are, changes nothing, so a
+// cycle after arrivals does not walk the backlog again.
+type nearMemo struct {
+	n             int
+	all           firstN
+	perLocalQueue map[localQueueRef]*firstN
+	keys          map[string]bool
+}
+
+type localQueueRef struct{ namespace, name string }
+
+func newNearMemo(n int, queued []*core.Workload, parked map[string]*core.Workload) *nearMemo {
+	m := &nearMemo{n: n, all: firstN{n: n}, perLocalQueue: map[localQueueRef]*firstN{}}
 	offer := func(wl *core.Workload) {
-		all.offer(wl)
-		k := localQueue{wl.Namespace, wl.Queue}
-		lq := perLocalQueue[k]
+		m.all.offer(wl)
+		k := localQueueRef{wl.Namespace, wl.Queue}
+		lq := m.perLocalQueue[k]
 		if lq == nil {
 			lq = &firstN{n: n}
-			perLocalQueue[k] = lq
+			m.perLocalQueue[k] = lq
 		}
 		lq.offer(wl)
 	}
-	for _, wl := range p.heap.items {
+	for _, wl := range queued {
 		offer(wl)
 	}
-	for _, wl := range p.parked {
+	for _, wl := range parked {
 		offer(wl)
 	}
-	near := make(map[string]bool, n*(1+len(perLocalQueue)))
-	all.mark(near)
-	for _, lq := range perLocalQueue {
-		lq.mark(near)
+	m.keys = make(map[string]bool, n*(1+len(m.perLocalQueue)))
+	m.all.mark(m.keys)
+	for _, lq := range m.perLocalQueue {
+		lq.mark(m.keys)
 	}
-	p.near, p.nearVersion, p.nearN = near, p.version, n
-	return near
+	return m
+}
+
+// changes reports whether queuing wl (new, or in place of its old version
+// if wasNear says whether that one was near) would change the answer.
+func (m *nearMemo) changes(wl *core.Workload, wasNear bool) bool {
+	if wasNear || m.all.takes(wl) {
+		return true
+	}
+	lq := m.perLocalQueue[localQueueRef{wl.Namespace, wl.Queue}]
+	return lq == nil || lq.takes(wl)
 }
 
 // firstN keeps the first n workloads offered, in Before's order.
@@ -68,8 +92,13 @@ type firstN struct {
 	wls []*core.Workload
 }
 
+// takes reports whether offering wl would keep it.
+func (f *firstN) takes(wl *core.Workload) bool {
+	return f.n > 0 && (len(f.wls) < f.n || Before(wl, f.wls[f.n-1]))
+}
+
 func (f *firstN) offer(wl *core.Workload) {
-	if f.n <= 0 || (len(f.wls) == f.n && !Before(wl, f.wls[f.n-1])) {
+	if !f.takes(wl) {
 		return
 	}
 	i, _ := slices.BinarySearchFunc(f.wls, wl, func(a, b *core.Workload) int {

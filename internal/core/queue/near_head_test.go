@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -106,25 +107,100 @@ func TestNearHeadFollowsChanges(t *testing.T) {
 	}
 }
 
+// TestNearHeadKeptAcrossChanges (property): after any sequence of
+// arrivals, updates (priority, LocalQueue), deletions, parking and
+// unparking, the kept answer is the one computed afresh from the order.
+func TestNearHeadKeptAcrossChanges(t *testing.T) {
+	const n = 3
+	rng := rand.New(rand.NewPCG(7, 11))
+	for c := range 200 {
+		q := NewQueues()
+		q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+		for _, lq := range []string{"a", "b", "c"} {
+			q.UpsertLocalQueue("ns", lq, "cq")
+		}
+		var history []string
+		for step := range 40 {
+			name := fmt.Sprintf("w%d", rng.IntN(15))
+			switch op := rng.IntN(6); {
+			case op < 3:
+				wl := coretest.GPUWorkload(name, int32(rng.IntN(3)), rng.IntN(20), 1, 1)
+				wl.Queue = []string{"a", "b", "c"}[rng.IntN(3)]
+				q.AddOrUpdate(wl)
+				history = append(history, fmt.Sprintf("put %s p%d t%d %s", name, wl.Priority, wl.Created.Unix()%100, wl.Queue))
+			case op == 3:
+				q.Delete("ns/" + name)
+				history = append(history, "delete "+name)
+			case op == 4:
+				for _, wl := range headsOf(q)["cq"] {
+					if rng.IntN(2) == 0 {
+						q.Park(wl, seqOf(q))
+					}
+				}
+				history = append(history, "park some")
+			default:
+				q.Unpark("cq")
+				history = append(history, "unpark")
+			}
+			want := freshNear(q, n)
+			for i := range 15 {
+				key := fmt.Sprintf("ns/w%d", i)
+				if got := q.NearHead(key, n); got != want[key] {
+					t.Fatalf("case %d step %d: NearHead(%s) = %v, want %v after %v", c, step, key, got, want[key], history)
+				}
+			}
+		}
+	}
+}
+
+// freshNear is NearHead's answer from the queue's whole order.
+func freshNear(q *Queues, n int) map[string]bool {
+	o, _ := q.Pending("cq")
+	near := map[string]bool{}
+	perLQ := map[string]int{}
+	for i, wl := range o.Ordered() {
+		if i < n || perLQ[wl.Queue] < n {
+			near[wl.Key] = true
+		}
+		perLQ[wl.Queue]++
+	}
+	return near
+}
+
 func BenchmarkNearHead(b *testing.B) {
+	backlog := func(pending int) *Queues {
+		q := NewQueues()
+		q.UpsertClusterQueue("cq", core.BestEffortFIFO)
+		for i := range 100 {
+			q.UpsertLocalQueue("ns", fmt.Sprintf("lq%d", i), "cq")
+		}
+		for i := range pending {
+			wl := coretest.GPUWorkload(fmt.Sprintf("w%d", i), int32(i%3), i, 1, 1)
+			wl.Queue = fmt.Sprintf("lq%d", i%100)
+			q.AddOrUpdate(wl)
+		}
+		return q
+	}
 	for _, pending := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprint(pending), func(b *testing.B) {
-			q := NewQueues()
-			q.UpsertClusterQueue("cq", core.BestEffortFIFO)
-			for i := range 100 {
-				q.UpsertLocalQueue("ns", fmt.Sprintf("lq%d", i), "cq")
-			}
-			for i := range pending {
-				wl := coretest.GPUWorkload(fmt.Sprintf("w%d", i), int32(i%3), i, 1, 1)
-				wl.Queue = fmt.Sprintf("lq%d", i%100)
-				q.AddOrUpdate(wl)
-			}
 			b.Run("unchanged", func(b *testing.B) {
+				q := backlog(pending)
 				for b.Loop() {
 					q.NearHead("ns/w5", 10)
 				}
 			})
-			b.Run("after a change", func(b *testing.B) {
+			b.Run("after an arrival at the back", func(b *testing.B) {
+				q := backlog(pending)
+				for i := 0; b.Loop(); i++ {
+					wl := coretest.GPUWorkload(fmt.Sprintf("late%d", i), 0, pending+i, 1, 1)
+					wl.Queue = fmt.Sprintf("lq%d", i%100)
+					q.AddOrUpdate(wl)
+					q.NearHead("ns/w5", 10)
+					q.Delete(wl.Key)
+				}
+			})
+			b.Run("after a change near the head", func(b *testing.B) {
+				q := backlog(pending)
 				for i := 0; b.Loop(); i++ {
 					wl := coretest.GPUWorkload("w5", int32(i%3), 5, 1, 1)
 					wl.Queue = "lq5"

@@ -22,7 +22,6 @@ package scheduler
 
 import (
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/musterhq/muster/internal/core"
@@ -292,7 +291,7 @@ func (c *cycle) decideBehind(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workl
 	// workloads of a shape that did not fit (as a backfill or not) and no
 	// higher priority fail alike, and a long queue behind a reservation
 	// costs one attempt per shape.
-	class := q.Name + "/behind/" + strconv.FormatBool(backfill) + "/" + wl.ShapeKey()
+	class := shapeInQueue{queue: q.Name, shape: wl.ShapeKey(), behindReservation: true, backfill: backfill}
 	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority {
 		return untilYield(s, q, wl, Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == core.BestEffortFIFO}), false
 	}

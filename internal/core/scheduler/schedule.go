@@ -92,12 +92,28 @@ func (d *Decision) AdmitsPending() bool { return d.Kind() == Admit }
 func Schedule(s *Snapshot, heads map[string][]*core.Workload) []Decision {
 	decisions := append(repair(s), placeDelayed(s)...)
 	decisions = append(decisions, drain(s)...)
-	c := &cycle{blockedBy: map[string]string{}, failed: map[string]failure{}, holding: map[string]*core.Workload{},
+	c := &cycle{blockedBy: map[string]string{}, failed: map[shapeInQueue]failure{}, holding: map[string]*core.Workload{},
 		reclaiming: map[*quota.TreeNode]core.Usage{}, reserving: map[string]*reservation{}}
+	var decided []Decision
 	if s.cfg.FairSharing {
-		return append(decisions, scheduleFair(s, heads, c)...)
+		decided = scheduleFair(s, heads, c)
+	} else {
+		decided = schedulePriority(s, heads, c)
 	}
-	return append(decisions, schedulePriority(s, heads, c)...)
+	if len(decisions) == 0 {
+		return decided
+	}
+	return append(decisions, decided...)
+}
+
+// pendingIn counts the workloads of heads: a cycle decides each at most
+// once, and its decisions (large structs) are better not grown by copying.
+func pendingIn(heads map[string][]*core.Workload) int {
+	n := 0
+	for _, wls := range heads {
+		n += len(wls)
+	}
+	return n
 }
 
 // schedulePriority tries the workloads highest priority and oldest first
@@ -116,7 +132,7 @@ func schedulePriority(s *Snapshot, heads map[string][]*core.Workload, c *cycle) 
 		cq string
 		wl *core.Workload
 	}
-	var decisions []Decision
+	decisions := make([]Decision, 0, pendingIn(heads))
 	var deferred []entry
 	held := map[string]bool{} // queues with a deferred workload
 	admitted := 0
@@ -255,7 +271,14 @@ type cycle struct {
 	// workload of that shape that did not fit: usage only grows during a
 	// cycle, so later ones of the same shape and no higher priority fail
 	// alike and are not evaluated again.
-	failed map[string]failure
+	failed map[shapeInQueue]failure
+}
+
+// shapeInQueue is a workload shape in a ClusterQueue, decided plainly or
+// behind a reservation (as a backfill or not).
+type shapeInQueue struct {
+	queue, shape                string
+	behindReservation, backfill bool
 }
 
 type failure struct {
@@ -287,7 +310,7 @@ func (c *cycle) decide(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, d
 	if r := c.reserving[q.Name]; r != nil {
 		return c.decideBehind(s, q, wl, r, deferBorrowing)
 	}
-	class := q.Name + "/" + wl.ShapeKey()
+	class := shapeInQueue{queue: q.Name, shape: wl.ShapeKey()}
 	if f, ok := c.failed[class]; ok && wl.Priority <= f.priority && (f.starving || !starving(s, q, wl)) {
 		c.block(q, wl)
 		return parkUntilStarving(s, q, wl, Decision{Workload: wl, Pending: f.pending, Park: q.Strategy == core.BestEffortFIFO}), false
@@ -462,11 +485,21 @@ func overlapsUsage(a, b core.Usage) bool {
 
 // ineligible reports whether a workload may not use the queue at all right
 // now, and why.
+// localQueueStop is the stop policy of wl's LocalQueue. Few LocalQueues are
+// ever stopped, so the cycle's every decision need not build a key to learn
+// that.
+func (s *Snapshot) localQueueStop(wl *core.Workload) core.StopPolicy {
+	if len(s.StoppedLocalQueues) == 0 {
+		return core.Running
+	}
+	return s.StoppedLocalQueues[core.LocalQueueKey(wl)]
+}
+
 func ineligible(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload) (core.Pending, bool) {
 	switch {
 	case q.InactiveBecause != quota.Active:
 		return core.Pending{Kind: core.QueueInactive, ClusterQueue: q.Name, Detail: q.Inactive}, true
-	case s.StoppedLocalQueues[wl.Namespace+"/"+wl.Queue] != core.Running:
+	case s.localQueueStop(wl) != core.Running:
 		return core.Pending{Kind: core.LocalQueueHeld, LocalQueue: wl.Queue}, true
 	case q.NamespaceSelector == nil || !q.NamespaceSelector.Matches(wl.NamespaceLabels):
 		return core.Pending{Kind: core.NamespaceNotSelected, Namespace: wl.Namespace, ClusterQueue: q.Name}, true
@@ -513,7 +546,7 @@ func drain(s *Snapshot) []Decision {
 			switch {
 			case q.Stop == core.HoldAndDrain:
 				out = append(out, Decision{Workload: w, Evict: ClusterQueueStopped})
-			case s.StoppedLocalQueues[w.Namespace+"/"+w.Queue] == core.HoldAndDrain:
+			case s.localQueueStop(w) == core.HoldAndDrain:
 				out = append(out, Decision{Workload: w, Evict: LocalQueueStopped})
 			}
 		}
