@@ -30,6 +30,9 @@ type CompareSpec struct {
 	// Resume keeps the results already in Out/results.json and runs only
 	// the repetitions they lack.
 	Resume bool
+	// RunTimeout stops a run that has not finished by then (0: Run's
+	// default of 30 minutes).
+	RunTimeout time.Duration
 }
 
 // Compare runs the comparison and writes results.json, results.md and
@@ -55,7 +58,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 				}
 				dir := filepath.Join(spec.Out, "runs", fmt.Sprintf("%s-%s-%d", t.Name, mode, rep))
 				began := time.Now()
-				res, err := Run(ctx, RunSpec{Config: spec.Config, ConfigName: spec.ConfigName, Target: t, Mode: mode, Dir: dir, Profile: spec.Profile})
+				res, err := Run(ctx, RunSpec{Config: spec.Config, ConfigName: spec.ConfigName, Target: t, Mode: mode, Dir: dir, Profile: spec.Profile, Timeout: spec.RunTimeout})
 				if err != nil {
 					return fmt.Errorf("%s %s run %d: %w", t.Name, mode, rep, err)
 				}

@@ -44,6 +44,9 @@ type FullSpec struct {
 	MusterCRDs string
 	// CalibrationSeconds is each calibration measurement's length.
 	CalibrationSeconds float64
+	// RunTimeout stops a run that has not finished by then (0: Run's
+	// default).
+	RunTimeout time.Duration
 }
 
 // Full runs the comparison and writes Out/report.md: per suite and mode,
@@ -103,7 +106,8 @@ func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string) error
 		return err
 	}
 	return Compare(ctx, CompareSpec{Config: cfg, ConfigName: filepath.Base(s.Config), Targets: spec.Targets,
-		Modes: spec.Modes, Reps: spec.Reps, Out: dir, Log: spec.Log, Calibration: cal, Resume: true})
+		Modes: spec.Modes, Reps: spec.Reps, Out: dir, Log: spec.Log, Calibration: cal, Resume: true,
+		RunTimeout: spec.RunTimeout})
 }
 
 // sweepReps runs the sweep's depths per mode and repetition, the targets

@@ -13,7 +13,11 @@ type Recorder struct {
 	// admissions are all admission times, re-admissions included.
 	admissions []time.Time
 	evictions  int
-	finished   int
+	// overdue counts the evictions of workloads that had held quota past
+	// their runtime (and overdueSlack): the harness's kubelet was late to
+	// finish them, and on time there would have been nothing to evict.
+	overdue  int
+	finished int
 	// changed is signalled on every finish, for waiters.
 	changed chan struct{}
 }
@@ -66,6 +70,11 @@ func (r *Recorder) timeline(key string) *timeline {
 	return t
 }
 
+// overdueSlack is how late past its runtime a workload's finish may be
+// seen before its eviction counts as overdue: the kubelet's own write and
+// the watch's delivery, on an idle API server.
+const overdueSlack = 500 * time.Millisecond
+
 // Observe records the transitions a new version of a workload shows.
 func (r *Recorder) Observe(v *wlView, at time.Time) {
 	r.mu.Lock()
@@ -81,6 +90,9 @@ func (r *Recorder) Observe(v *wlView, at time.Time) {
 	}
 	if evicted && !t.wasEvicted {
 		r.evictions++
+		if !t.holding.IsZero() && at.Sub(t.holding) > time.Duration(v.RuntimeMs)*time.Millisecond+overdueSlack {
+			r.overdue++
+		}
 	}
 	if !t.holding.IsZero() && (finished || !v.HasAdmission) {
 		t.holds = append(t.holds, span{from: t.holding, to: at})

@@ -77,7 +77,11 @@ type Result struct {
 	// nominal quotas over the wall time.
 	Utilization float64 `json:"utilization"`
 	Evictions   int     `json:"evictions"`
-	Usage       Usage   `json:"usage"`
+	// EvictionsOverdue are the evictions of workloads that had held quota
+	// past their runtime when evicted: the harness's kubelet had not yet
+	// finished them (Recorder.overdue).
+	EvictionsOverdue int   `json:"evictionsOverdue"`
+	Usage            Usage `json:"usage"`
 	// Requests are the target's API requests.
 	Requests Requests `json:"requests"`
 	// RequestsPerWorkload is Requests.ByVerb divided by the workloads.
@@ -248,7 +252,7 @@ func waitFinished(ctx context.Context, rec *Recorder, total int, genErr <-chan e
 func (r *Recorder) result(plan Plan, start time.Time) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := &Result{Workloads: len(r.workloads), Finished: r.finished, Evictions: r.evictions,
+	res := &Result{Workloads: len(r.workloads), Finished: r.finished, Evictions: r.evictions, EvictionsOverdue: r.overdue,
 		TimeToAdmission: map[string]Distribution{}, Samples: map[string][]float64{}}
 	var lastAdmit, lastFinish time.Time
 	var held float64

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -98,6 +99,7 @@ func runCmd(ctx context.Context, args []string) error {
 	reps := fs.Int("reps", 1, "Repetitions of each target and mode.")
 	prof := fs.Duration("profile", 0, "Take a CPU profile of each target over this long, 10 s into each run, and a heap profile at its end (runs/*/{cpu,heap}.pprof).")
 	timeline := fs.Bool("timeline", false, "Add each run minute by minute to the report (for mixes whose arrivals are spread over the run).")
+	runTimeout := fs.Duration("run-timeout", 30*time.Minute, "Stop a run that has not finished by then.")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
@@ -115,7 +117,7 @@ func runCmd(ctx context.Context, args []string) error {
 	return harness.Compare(ctx, harness.CompareSpec{
 		Config: cfg, ConfigName: filepath.Base(*config), Targets: targets,
 		Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out, Log: os.Stdout, Calibration: cal, Profile: *prof,
-		Timeline: *timeline,
+		Timeline: *timeline, RunTimeout: *runTimeout,
 	})
 }
 
@@ -173,6 +175,7 @@ func fullCmd(ctx context.Context, args []string) error {
 	depths := fs.String("sweep-depths", "10000", "Pending depths of the sweep suite.")
 	seconds := fs.Float64("calibration-seconds", 10, "Duration of each calibration measurement.")
 	doc := fs.String("doc", "", "A document whose generated acceptance table is replaced with the report's.")
+	runTimeout := fs.Duration("run-timeout", 90*time.Minute, "Stop a run that has not finished by then (Kueue's 50k large-scale run at parity takes over 30 minutes here).")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
@@ -191,7 +194,7 @@ func fullCmd(ctx context.Context, args []string) error {
 		ss = append(ss, s)
 	}
 	spec := harness.FullSpec{Suites: ss, Targets: targets, Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out,
-		Log: os.Stdout, MusterCRDs: c.musterCRDs, CalibrationSeconds: *seconds}
+		Log: os.Stdout, MusterCRDs: c.musterCRDs, CalibrationSeconds: *seconds, RunTimeout: *runTimeout}
 	if err := harness.Full(ctx, spec); err != nil {
 		return err
 	}
