@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,4 +110,61 @@ func dueReasons(s *Scheduler) int {
 	s.reasons.mu.Lock()
 	defer s.reasons.mu.Unlock()
 	return len(s.reasons.queued)
+}
+
+// TestReasonsPromotedWhenTheWorkloadsAheadLeave: workloads ahead leaving
+// unadmitted (deleted) decide nothing, so no cycle runs; the periodic look
+// at remembered reasons writes those that moved up, and lets go of the
+// reasons of workloads no longer queued.
+func TestReasonsPromotedWhenTheWorkloadsAheadLeave(t *testing.T) {
+	s, c, clk := backlog(t, false)
+	ctx := context.Background()
+	s.cycle(ctx)
+	s.drain()
+	writeDue(t, ctx, s.reasons, clk, dueReasons(s))
+	for i := range 3 {
+		s.state.Forget(fmt.Sprintf("ns/w%02d", i))
+	}
+	near := func(key string) (bool, bool) { return s.state.Queues.NearHead(key, describedDepth) }
+	s.reasons.promote(near)
+	if due := dueReasons(s); due != 3 {
+		t.Fatalf("%d reasons due after three ahead left, want 3", due)
+	}
+	writeDue(t, ctx, s.reasons, clk, 3)
+	if got := written(t, c); !slices.Contains(got, "w12") || slices.Contains(got, "w13") {
+		t.Errorf("reasons written to %v, want w10–w12 among them and not w13", got)
+	}
+	if _, kept := s.reasons.reason("ns/w00"); kept {
+		t.Error("a forgotten workload's reason is kept")
+	}
+	s.reasons.remember("ns/gone", core.Pending{Kind: core.NoQuota})
+	s.reasons.promote(near)
+	if _, kept := s.reasons.reason("ns/gone"); kept {
+		t.Error("the reason of a workload no longer queued is kept")
+	}
+}
+
+// TestReasonWrittenAgainWhenItMovesBackUp: written near the head, changed
+// while deep (remembered only), and near again: the new reason is written,
+// though the latest in memory already equals it.
+func TestReasonWrittenAgainWhenItMovesBackUp(t *testing.T) {
+	s, c, clk := backlog(t, false)
+	ctx := context.Background()
+	r := s.reasons
+	first, then := gpusShort("a100", 8, 4), gpusShort("h100", 8, 4) // another reason, not just other amounts
+	r.set("ns/w00", first)
+	writeDue(t, ctx, r, clk, 1)
+	r.remember("ns/w00", then)
+	r.set("ns/w00", then)
+	if dueReasons(s) != 1 {
+		t.Fatal("the reason changed while deep is not written once near again")
+	}
+	writeDue(t, ctx, r, clk, 1)
+	var wl musterv1beta1.Workload
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: "w00"}, &wl); err != nil {
+		t.Fatal(err)
+	}
+	if cond := meta.FindStatusCondition(wl.Status.Conditions, musterv1beta1.WorkloadQuotaReserved); cond == nil || cond.Message != then.Message() {
+		t.Errorf("condition %+v, want %q", cond, then.Message())
+	}
 }

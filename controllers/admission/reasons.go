@@ -59,6 +59,7 @@ type reasonWriter struct {
 	// recorder emits the Warning event Pending when the reason changes.
 	recorder events.EventRecorder
 	clock    clock.PassiveClock
+	ticker   clock.WithTicker
 	// idle and busy limit the writes when the scheduler is quiet or busy.
 	idle, busy flowcontrol.RateLimiter
 	// budget mirrors the client's Workload write limit; the scheduler's
@@ -85,7 +86,7 @@ func newReasonWriter(c client.Client, recorder events.EventRecorder, clk clock.W
 	qps := max(clientQPS/reasonShare, busyRate)
 	clientQPS = max(clientQPS, floorRate)
 	return &reasonWriter{
-		client: c, recorder: recorder, clock: clk,
+		client: c, recorder: recorder, clock: clk, ticker: clk,
 		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, max(int(min(qps, 1000)), 1)),
 		busy:   flowcontrol.NewTokenBucketRateLimiter(busyRate, 1),
 		budget: rate.NewLimiter(rate.Limit(clientQPS), int(min(clientQPS, 1000))),
@@ -136,9 +137,11 @@ func (r *reasonWriter) wait(ctx context.Context) error {
 // and nothing is formatted until it is written.
 func (r *reasonWriter) set(key string, why core.Pending) {
 	r.mu.Lock()
-	prev, known := r.latest[key]
 	r.latest[key] = why
-	due := !r.queued[key] && (!known || !prev.Equal(&why) || r.clock.Since(r.written[key].at) >= pendingRefresh)
+	// Against what was written, not the latest: a reason only remembered
+	// (the workload was deep in its queues) was never written.
+	w, wrote := r.written[key]
+	due := !r.queued[key] && (!wrote || !w.reason.Equal(&why) || r.clock.Since(w.at) >= pendingRefresh)
 	if due {
 		r.queued[key] = true
 	}
@@ -154,6 +157,46 @@ func (r *reasonWriter) remember(key string, why core.Pending) {
 	r.mu.Lock()
 	r.latest[key] = why
 	r.mu.Unlock()
+}
+
+// wasWritten reports whether why is what was last written for key. The
+// caller holds r.mu.
+func (r *reasonWriter) wasWritten(key string, why *core.Pending) bool {
+	w, ok := r.written[key]
+	return ok && w.reason.Equal(why)
+}
+
+// promoteEvery is how often reasons only remembered are looked at again:
+// a workload moves up its queues without a cycle deciding it when those
+// ahead of it leave unadmitted (deleted, deactivated), and it would
+// otherwise show no reason until something frees quota.
+const promoteEvery = 5 * time.Second
+
+// promote queues the writes of remembered reasons whose workloads are now
+// near the head of their queues (near), and lets go of the reasons of
+// workloads no longer queued.
+func (r *reasonWriter) promote(near func(key string) (near, queued bool)) {
+	var due []string
+	r.mu.Lock()
+	for key, why := range r.latest {
+		if r.queued[key] {
+			continue
+		}
+		isNear, queued := near(key)
+		switch {
+		case !queued:
+			delete(r.latest, key)
+			delete(r.written, key)
+		case !isNear:
+		case !r.wasWritten(key, &why):
+			r.queued[key] = true
+			due = append(due, key)
+		}
+	}
+	r.mu.Unlock()
+	for _, key := range due {
+		r.queue.AddAfter(key, reasonGrace)
+	}
 }
 
 // retry writes a workload's latest reason again after the grace period.
@@ -189,8 +232,20 @@ func (r *reasonWriter) wanted(key string) bool {
 }
 
 // run writes reasons until ctx ends.
-func (r *reasonWriter) run(ctx context.Context, workers int) {
+func (r *reasonWriter) run(ctx context.Context, workers int, near func(key string) (near, queued bool)) {
 	go func() { <-ctx.Done(); r.queue.ShutDown() }()
+	go func() {
+		tick := r.ticker.NewTicker(promoteEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C():
+				r.promote(near)
+			}
+		}
+	}()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {

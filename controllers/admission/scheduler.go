@@ -78,7 +78,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	s.state.Queues.Notify()
 	s.settle(ctx)
 	logger.Info("Started scheduler")
-	go s.reasons.run(ctx, 2)
+	go s.reasons.run(ctx, 2, func(key string) (bool, bool) { return s.state.Queues.NearHead(key, describedDepth) })
 	for s.state.Queues.Wait(ctx) {
 		s.cycle(ctx)
 	}
@@ -148,6 +148,13 @@ func (s *Scheduler) cycle(ctx context.Context) {
 	for i := range decisions {
 		s.apply(ctx, &decisions[i], seq, now)
 	}
+	// Once the cycle's admissions have left the queues: a workload is near
+	// the head as of the cycle's end, whatever order it was decided in.
+	for i := range decisions {
+		if decisions[i].Kind() == scheduler.Wait {
+			s.waits(&decisions[i])
+		}
+	}
 }
 
 // apply carries out one decision of the cycle that Heads numbered seq,
@@ -172,8 +179,6 @@ func (s *Scheduler) apply(ctx context.Context, d *scheduler.Decision, seq uint64
 			s.wake.after(ctx, preemptionRetry)
 		}
 		s.reasons.set(d.Workload.Key, d.Pending)
-	case scheduler.Wait:
-		s.waits(d)
 	}
 	if again := s.state.Settle(d, seq, now); again > 0 {
 		s.wake.after(ctx, again)
@@ -190,19 +195,18 @@ func (s *Scheduler) apply(ctx context.Context, d *scheduler.Decision, seq uint64
 const describedDepth = 10
 
 // waits records why a workload stays pending, written to it if it is near
-// the head of its queues or its queue itself is what holds it.
+// the head of its queues or its queue itself is what holds it. A workload
+// no longer queued (deleted while the cycle decided) is not recorded.
 func (s *Scheduler) waits(d *scheduler.Decision) {
-	switch d.Pending.Kind {
-	case core.QueueInactive, core.LocalQueueHeld, core.NamespaceNotSelected:
-		// Configuration to fix: every workload it holds says so.
+	near, queued := s.state.Queues.NearHead(d.Workload.Key, describedDepth)
+	switch {
+	case !queued:
+	case near, d.Pending.Kind == core.QueueInactive, d.Pending.Kind == core.LocalQueueHeld, d.Pending.Kind == core.NamespaceNotSelected:
+		// A queue's configuration to fix is told to every workload it holds.
 		s.reasons.set(d.Workload.Key, d.Pending)
-		return
+	default:
+		s.reasons.remember(d.Workload.Key, d.Pending)
 	}
-	if s.state.Queues.NearHead(d.Workload.Key, describedDepth) {
-		s.reasons.set(d.Workload.Key, d.Pending)
-		return
-	}
-	s.reasons.remember(d.Workload.Key, d.Pending)
 }
 
 // admitDecided assumes an admission in the cache and queues its write.

@@ -8,24 +8,25 @@ import (
 
 // NearHead reports whether a pending workload is among the first n of its
 // ClusterQueue's pending workloads, or among the first n of its
-// LocalQueue's, parked or not, in Before's order. A workload that waits
-// for its queues to appear counts as near: nothing is ahead of it.
+// LocalQueue's, parked or not, in Before's order, and whether it is queued
+// at all. A workload that waits for its queues to appear counts as near:
+// nothing is ahead of it.
 //
 // The answer is memoized per ClusterQueue until its membership or order
 // changes, so a cycle asks it for every workload it leaves pending for one
 // pass over the queue.
-func (q *Queues) NearHead(key string, n int) bool {
+func (q *Queues) NearHead(key string, n int) (near, queued bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	cq, ok := q.where[key]
 	if !ok {
-		return false
+		return false, false
 	}
 	pq := q.queues[cq]
 	if cq == "" || pq == nil {
-		return true
+		return true, true
 	}
-	return pq.nearHead(n)[key]
+	return pq.nearHead(n)[key], true
 }
 
 // nearHead returns the keys of the first n workloads of the queue and of

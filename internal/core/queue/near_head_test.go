@@ -28,10 +28,15 @@ func nearHeadQueues() *Queues {
 	return q
 }
 
+func isNear(q *Queues, key string, n int) bool {
+	near, _ := q.NearHead(key, n)
+	return near
+}
+
 func nearKeys(q *Queues, n int) []string {
 	var out []string
 	for _, name := range []string{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "b0", "b1", "b2", "new", "gone"} {
-		if q.NearHead("ns/"+name, n) {
+		if isNear(q, "ns/"+name, n) {
 			out = append(out, name)
 		}
 	}
@@ -72,7 +77,7 @@ func TestNearHeadCountsParkedWorkloads(t *testing.T) {
 	if heads := headNames(q, "cq"); !slices.Equal(heads, []string{"late"}) {
 		t.Fatalf("heads = %v, want only the new arrival", heads)
 	}
-	if q.NearHead(late.Key, 3) {
+	if isNear(q, late.Key, 3) {
 		t.Error("a workload behind ten parked ones of its LocalQueue is near the head of n=3")
 	}
 	if got := nearKeys(q, 3); !slices.Equal(got, []string{"a0", "a1", "a2", "b0", "b1", "b2"}) {
@@ -85,24 +90,24 @@ func TestNearHeadCountsParkedWorkloads(t *testing.T) {
 // orphan (no queue yet) is.
 func TestNearHeadFollowsChanges(t *testing.T) {
 	q := nearHeadQueues()
-	if !q.NearHead("ns/a2", 3) {
+	if !isNear(q, "ns/a2", 3) {
 		t.Fatal("a2 is third")
 	}
 	q.AddOrUpdate(coretest.GPUWorkload("new", 5, 200, 1, 1))
-	if q.NearHead("ns/a2", 3) || !q.NearHead("ns/new", 3) {
+	if isNear(q, "ns/a2", 3) || !isNear(q, "ns/new", 3) {
 		t.Errorf("after a higher-priority arrival: near = %v", nearKeys(q, 3))
 	}
 	q.Delete("ns/a0")
-	if !q.NearHead("ns/a2", 3) {
+	if !isNear(q, "ns/a2", 3) {
 		t.Errorf("after a0 left: near = %v", nearKeys(q, 3))
 	}
-	if q.NearHead("ns/gone", 3) {
-		t.Error("an unknown workload is near")
+	if near, queued := q.NearHead("ns/gone", 3); near || queued {
+		t.Errorf("an unknown workload: near %v, queued %v", near, queued)
 	}
 	orphan := coretest.GPUWorkload("orphan", 0, 0, 1, 1)
 	orphan.Queue = "nowhere"
 	q.AddOrUpdate(orphan)
-	if !q.NearHead(orphan.Key, 3) {
+	if !isNear(q, orphan.Key, 3) {
 		t.Error("a workload waiting for its queue is not near")
 	}
 }
@@ -145,7 +150,7 @@ func TestNearHeadKeptAcrossChanges(t *testing.T) {
 			want := freshNear(q, n)
 			for i := range 15 {
 				key := fmt.Sprintf("ns/w%d", i)
-				if got := q.NearHead(key, n); got != want[key] {
+				if got := isNear(q, key, n); got != want[key] {
 					t.Fatalf("case %d step %d: NearHead(%s) = %v, want %v after %v", c, step, key, got, want[key], history)
 				}
 			}

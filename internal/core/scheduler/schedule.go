@@ -106,6 +106,11 @@ func Schedule(s *Snapshot, heads map[string][]*core.Workload) []Decision {
 	return append(decisions, decided...)
 }
 
+// maxPresized bounds the room made for a cycle's decisions up front (a
+// cycle that stops at its admission budget leaves the rest of a long
+// backlog undecided); past it they grow as they come.
+const maxPresized = 4096
+
 // pendingIn counts the workloads of heads: a cycle decides each at most
 // once, and its decisions (large structs) are better not grown by copying.
 func pendingIn(heads map[string][]*core.Workload) int {
@@ -132,7 +137,7 @@ func schedulePriority(s *Snapshot, heads map[string][]*core.Workload, c *cycle) 
 		cq string
 		wl *core.Workload
 	}
-	decisions := make([]Decision, 0, pendingIn(heads))
+	decisions := make([]Decision, 0, min(pendingIn(heads), maxPresized))
 	var deferred []entry
 	held := map[string]bool{} // queues with a deferred workload
 	admitted := 0
@@ -483,8 +488,6 @@ func overlapsUsage(a, b core.Usage) bool {
 	return false
 }
 
-// ineligible reports whether a workload may not use the queue at all right
-// now, and why.
 // localQueueStop is the stop policy of wl's LocalQueue. Few LocalQueues are
 // ever stopped, so the cycle's every decision need not build a key to learn
 // that.
@@ -495,6 +498,8 @@ func (s *Snapshot) localQueueStop(wl *core.Workload) core.StopPolicy {
 	return s.StoppedLocalQueues[core.LocalQueueKey(wl)]
 }
 
+// ineligible reports whether a workload may not use the queue at all right
+// now, and why.
 func ineligible(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload) (core.Pending, bool) {
 	switch {
 	case q.InactiveBecause != quota.Active:
