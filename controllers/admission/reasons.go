@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,23 +182,39 @@ const promoteEvery = 5 * time.Second
 // near the head of their queues (near), and lets go of the reasons of
 // workloads no longer queued.
 func (r *reasonWriter) promote(near func(key string) (near, queued bool)) {
-	var due []string
+	// Which workloads wait unwritten is read under the writer's lock, and
+	// their places in the queues outside it: the cycle and the visibility
+	// API do not wait for a look over a backlog of 100,000.
 	r.mu.Lock()
+	var unwritten []string
 	for key, why := range r.latest {
-		if r.queued[key] {
-			continue
+		if !r.queued[key] && !r.wasWritten(key, &why) {
+			unwritten = append(unwritten, key)
 		}
-		isNear, queued := near(key)
-		switch {
+	}
+	r.mu.Unlock()
+	var due, gone []string
+	for _, key := range unwritten {
+		switch isNear, queued := near(key); {
 		case !queued:
-			delete(r.latest, key)
-			delete(r.written, key)
-		case !isNear:
-		case !r.wasWritten(key, &why):
-			r.queued[key] = true
+			gone = append(gone, key)
+		case isNear:
 			due = append(due, key)
 		}
 	}
+	r.mu.Lock()
+	for _, key := range gone {
+		delete(r.latest, key)
+		delete(r.written, key)
+	}
+	due = slices.DeleteFunc(due, func(key string) bool {
+		_, wanted := r.latest[key]
+		if !wanted || r.queued[key] {
+			return true
+		}
+		r.queued[key] = true
+		return false
+	})
 	r.mu.Unlock()
 	for _, key := range due {
 		r.queue.AddAfter(key, reasonGrace)

@@ -12,9 +12,9 @@ import (
 // at all. A workload that waits for its queues to appear counts as near:
 // nothing is ahead of it.
 //
-// The answer is memoized per ClusterQueue until its membership or order
-// changes, so a cycle asks it for every workload it leaves pending for one
-// pass over the queue.
+// The answer is kept per ClusterQueue until a change could alter it (see
+// nearMemo), so a cycle asks it for every workload it leaves pending for at
+// most one pass over the queue.
 func (q *Queues) NearHead(key string, n int) (near, queued bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
