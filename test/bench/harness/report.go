@@ -82,7 +82,7 @@ func metrics(classes []string) []metric {
 	return append(ms,
 		metric{"quota utilization (%)", func(r *Result) float64 { return 100 * r.Utilization }, "%.1f", true},
 		metric{"evictions", func(r *Result) float64 { return float64(r.Evictions) }, "%.0f", false},
-		metric{"of which of workloads past their runtime", func(r *Result) float64 { return float64(r.EvictionsOverdue) }, "%.0f", false},
+		metric{"evictions of workloads past their runtime", func(r *Result) float64 { return float64(r.EvictionsOverdue) }, "%.0f", false},
 		metric{"controller CPU (s)", func(r *Result) float64 { return r.Usage.CPUSeconds }, "%.1f", false},
 		metric{"controller max RSS (MiB)", func(r *Result) float64 { return r.Usage.MaxRSSMiB }, "%.0f", false},
 		metric{"API server CPU (s)", func(r *Result) float64 { return r.APIServerCPUSeconds }, "%.1f", false},
