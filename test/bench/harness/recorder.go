@@ -3,6 +3,9 @@ package harness
 import (
 	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Recorder keeps each workload's timeline: created (by the generator),
@@ -14,8 +17,8 @@ type Recorder struct {
 	admissions []time.Time
 	evictions  int
 	// overdue counts the evictions of workloads that had held quota past
-	// their runtime (and overdueSlack): the harness's kubelet was late to
-	// finish them, and on time there would have been nothing to evict.
+	// their runtime (wlView.heldPastRuntime): the harness's kubelet was late
+	// to finish them, and on time there would have been nothing to evict.
 	overdue  int
 	finished int
 	// changed is signalled on every finish, for waiters.
@@ -70,10 +73,28 @@ func (r *Recorder) timeline(key string) *timeline {
 	return t
 }
 
-// overdueSlack is how late past its runtime a workload's finish may be
-// seen before its eviction counts as overdue: the kubelet's own write and
-// the watch's delivery, on an idle API server.
-const overdueSlack = 500 * time.Millisecond
+// overdueSlack is how much longer than its runtime a workload may have
+// held its quota when evicted without the eviction counting as overdue:
+// the conditions' times are whole seconds, and the kubelet's own write
+// takes a moment on an idle API server.
+const overdueSlack = 1500 * time.Millisecond
+
+// heldPastRuntime reports whether an evicted workload had held its quota
+// longer than its runtime (and overdueSlack), by the times the scheduler
+// wrote on its QuotaReserved and Evicted conditions: had the kubelet seen
+// its admission and finished it on time, there would have been nothing to
+// evict. The scheduler's times, not when the harness saw them: in a
+// creation burst the harness's watch, which the kubelet shares, lags by
+// seconds.
+func (w *wlView) heldPastRuntime() bool {
+	reserved := meta.FindStatusCondition(w.Conditions, "QuotaReserved")
+	evicted := meta.FindStatusCondition(w.Conditions, "Evicted")
+	if reserved == nil || evicted == nil || reserved.Status != metav1.ConditionTrue {
+		return false
+	}
+	held := evicted.LastTransitionTime.Sub(reserved.LastTransitionTime.Time)
+	return held > time.Duration(w.RuntimeMs)*time.Millisecond+overdueSlack
+}
 
 // Observe records the transitions a new version of a workload shows.
 func (r *Recorder) Observe(v *wlView, at time.Time) {
@@ -90,7 +111,7 @@ func (r *Recorder) Observe(v *wlView, at time.Time) {
 	}
 	if evicted && !t.wasEvicted {
 		r.evictions++
-		if !t.holding.IsZero() && at.Sub(t.holding) > time.Duration(v.RuntimeMs)*time.Millisecond+overdueSlack {
+		if v.heldPastRuntime() {
 			r.overdue++
 		}
 	}

@@ -78,8 +78,8 @@ type Result struct {
 	Utilization float64 `json:"utilization"`
 	Evictions   int     `json:"evictions"`
 	// EvictionsOverdue are the evictions of workloads that had held quota
-	// past their runtime when evicted: the harness's kubelet had not yet
-	// finished them (Recorder.overdue).
+	// past their runtime when evicted, by the scheduler's condition times:
+	// the harness's kubelet had not yet finished them (wlView.heldPastRuntime).
 	EvictionsOverdue int   `json:"evictionsOverdue"`
 	Usage            Usage `json:"usage"`
 	// Requests are the target's API requests.
