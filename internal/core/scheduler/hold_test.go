@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -123,6 +124,43 @@ func TestPreemptionDelay(t *testing.T) {
 	s.SetNow(coretest.Epoch.Add(2 * time.Second))
 	if d := Schedule(s, map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 1 {
 		t.Fatalf("after the delay it preempts: %+v", d[0])
+	}
+}
+
+// The baseline mix's eviction pattern: lower-priority workloads fill the
+// queue, and a higher-priority one that needs all of it arrives just
+// after. It evicts none of them if they finish within the preemption delay
+// (their quota released), and is admitted into the freed room; only those
+// still running when the delay ends are its victims.
+func TestPreemptorBehindJustAdmittedWorkloadsWaitsForThemToFinish(t *testing.T) {
+	c := holdQueue()
+	c.cfg.PreemptionDelay = 2 * time.Second
+	for i := range 6 {
+		c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload(fmt.Sprintf("small%d", i), 0, i, 1, 1), "q", "a100"))
+	}
+	large := coretest.GPUWorkload("large", 10, 10, 1, 6)
+	s := c.Snapshot()
+	s.SetNow(coretest.Epoch)
+	if d := Schedule(s, map[string][]*core.Workload{"q": {large}}); len(d[0].Victims) != 0 || !d[0].NeedsPreemption {
+		t.Fatalf("on arrival: %+v", d[0])
+	}
+	large.NeedsPreemptionSince = coretest.Epoch
+	for i := range 4 { // four finish within the delay
+		c.DeleteWorkload(fmt.Sprintf("ns/small%d", i))
+	}
+	s = c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(2 * time.Second))
+	d := Schedule(s, map[string][]*core.Workload{"q": {large}})
+	if got := len(d[0].Victims); got != 2 {
+		t.Fatalf("after the delay: %d victims, want the 2 still running: %+v", got, d[0])
+	}
+	for i := 4; i < 6; i++ {
+		c.DeleteWorkload(fmt.Sprintf("ns/small%d", i))
+	}
+	s = c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(2 * time.Second))
+	if d := Schedule(s, map[string][]*core.Workload{"q": {large}}); d[0].Admission == nil || len(d[0].Victims) != 0 {
+		t.Fatalf("all finished within the delay: %+v, want admitted without victims", d[0])
 	}
 }
 
