@@ -49,13 +49,17 @@ type nearMemo struct {
 	keys          map[string]bool
 }
 
+// localQueueRef is a workload's LocalQueue as a map key, without building
+// the namespace/name string per workload.
 type localQueueRef struct{ namespace, name string }
+
+func localQueueOf(wl *core.Workload) localQueueRef { return localQueueRef{wl.Namespace, wl.Queue} }
 
 func newNearMemo(n int, queued []*core.Workload, parked map[string]*core.Workload) *nearMemo {
 	m := &nearMemo{n: n, all: firstN{n: n}, perLocalQueue: map[localQueueRef]*firstN{}}
 	offer := func(wl *core.Workload) {
 		m.all.offer(wl)
-		k := localQueueRef{wl.Namespace, wl.Queue}
+		k := localQueueOf(wl)
 		lq := m.perLocalQueue[k]
 		if lq == nil {
 			lq = &firstN{n: n}
@@ -83,7 +87,7 @@ func (m *nearMemo) changes(wl *core.Workload, wasNear bool) bool {
 	if wasNear || m.all.takes(wl) {
 		return true
 	}
-	lq := m.perLocalQueue[localQueueRef{wl.Namespace, wl.Queue}]
+	lq := m.perLocalQueue[localQueueOf(wl)]
 	return lq == nil || lq.takes(wl)
 }
 

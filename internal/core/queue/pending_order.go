@@ -45,12 +45,11 @@ func numbered(wls []*core.Workload) PendingOrder {
 // localQueuePositions numbers ordered workloads within their LocalQueues,
 // and lists the LocalQueues.
 func localQueuePositions(wls []*core.Workload) ([]int, []string) {
-	type lqKey struct{ namespace, name string }
-	next := map[lqKey]int{}
+	next := map[localQueueRef]int{}
 	out := make([]int, len(wls))
 	var lqs []string
 	for i, wl := range wls {
-		k := lqKey{wl.Namespace, wl.Queue}
+		k := localQueueOf(wl)
 		n, seen := next[k]
 		if !seen {
 			lqs = append(lqs, core.LocalQueueKey(wl))

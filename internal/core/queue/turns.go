@@ -142,15 +142,14 @@ type turnHeap struct{ turns []*turn }
 
 // newTurnHeap groups wls, which are in queue order, by LocalQueue.
 func newTurnHeap(wls []*core.Workload, score func(string) float64) *turnHeap {
-	type lq struct{ namespace, name string }
-	byLQ := map[lq]*turn{}
+	byLQ := map[localQueueRef]*turn{}
 	h := &turnHeap{}
 	for _, wl := range wls {
-		t := byLQ[lq{wl.Namespace, wl.Queue}]
+		t := byLQ[localQueueOf(wl)]
 		if t == nil {
 			k := core.LocalQueueKey(wl)
 			t = &turn{key: k, score: score(k)}
-			byLQ[lq{wl.Namespace, wl.Queue}] = t
+			byLQ[localQueueOf(wl)] = t
 			h.turns = append(h.turns, t)
 		}
 		t.wls = append(t.wls, wl)
