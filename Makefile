@@ -187,7 +187,7 @@ bench: envtest-assets bench-bins ## Muster vs Kueue on the quick mix in the thre
 	$(BENCH) run -config test/bench/configs/quick.yaml -modes $(BENCH_MODES) -reps 1 -out $(BENCH_DIR)/quick
 
 .PHONY: bench-full
-bench-full: envtest-assets bench-bins ## Every suite (baseline, large-scale, TAS, the 10k sweep) for Muster and Kueue, parity and unthrottled, 3 interleaved runs each, calibrated before and after; resumes where it stopped and writes docs/performance.md's acceptance table (many hours on 2 cores).
+bench-full: envtest-assets bench-bins ## Every suite (baseline, large-scale, TAS, the 10k sweep) for Muster and Kueue, parity and unthrottled, 3 interleaved runs each, each suite calibrated before and after; resumes where it stopped and writes docs/performance.md's acceptance table (many hours on 2 cores).
 	$(BENCH) full -suites baseline,large-scale,tas,sweep -modes parity,unthrottled -reps 3 -out $(BENCH_DIR)/full -doc docs/performance.md
 
 .PHONY: bench-tas

@@ -51,15 +51,18 @@ type FullSpec struct {
 
 // Full runs the comparison and writes Out/report.md: per suite and mode,
 // the median, min and max of every figure and the ratio with its spread.
+// Each suite is calibrated before its first run and after its last, into
+// its own directory: a full comparison spans sessions, and a figure is
+// read against the machine's speed when it was taken.
 func Full(ctx context.Context, spec FullSpec) error {
 	if err := os.MkdirAll(spec.Out, 0o755); err != nil {
 		return err
 	}
-	if err := calibrateOnce(ctx, spec, "calibration.json"); err != nil {
-		return err
-	}
 	for _, s := range spec.Suites {
 		dir := filepath.Join(spec.Out, s.Name)
+		if err := calibrateOnce(ctx, spec, dir, "calibration.json"); err != nil {
+			return err
+		}
 		var err error
 		if s.Depths != nil {
 			err = sweepReps(ctx, spec, s, dir)
@@ -69,9 +72,9 @@ func Full(ctx context.Context, spec FullSpec) error {
 		if err != nil {
 			return fmt.Errorf("suite %s: %w", s.Name, err)
 		}
-	}
-	if err := calibrateOnce(ctx, spec, "calibration-end.json"); err != nil {
-		return err
+		if err := calibrateOnce(ctx, spec, dir, "calibration-end.json"); err != nil {
+			return err
+		}
 	}
 	report, err := FullReport(spec.Out, spec.Suites)
 	if err != nil {
@@ -81,18 +84,22 @@ func Full(ctx context.Context, spec FullSpec) error {
 	return os.WriteFile(filepath.Join(spec.Out, "report.md"), []byte(report), 0o644)
 }
 
-// calibrateOnce measures the API server into Out/name unless done.
-func calibrateOnce(ctx context.Context, spec FullSpec, name string) error {
-	path := filepath.Join(spec.Out, name)
+// calibrateOnce measures the API server into dir/name unless done.
+func calibrateOnce(ctx context.Context, spec FullSpec, dir, name string) error {
+	path := filepath.Join(dir, name)
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	cal, err := Calibrate(ctx, spec.MusterCRDs, filepath.Join(spec.Out, "runs", strings.TrimSuffix(name, ".json")),
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cal, err := Calibrate(ctx, spec.MusterCRDs, filepath.Join(dir, "runs", strings.TrimSuffix(name, ".json")),
 		time.Duration(spec.CalibrationSeconds*float64(time.Second)))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(spec.Log, "%s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n", name, cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+	fmt.Fprintf(spec.Log, "%s %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
+		filepath.Base(dir), name, cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
 	return writeJSON(path, cal)
 }
 
@@ -101,7 +108,7 @@ func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string) error
 	if err != nil {
 		return err
 	}
-	cal, err := LoadCalibration(spec.Out)
+	cal, err := LoadCalibration(dir)
 	if err != nil {
 		return err
 	}

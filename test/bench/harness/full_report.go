@@ -14,12 +14,14 @@ import (
 func FullReport(out string, suites []Suite) (string, error) {
 	var b strings.Builder
 	b.WriteString("## Muster and Kueue, every suite\n\n")
-	for _, name := range []string{"calibration.json", "calibration-end.json"} {
-		if cal, err := loadCalibrationFile(filepath.Join(out, name)); err != nil {
-			return "", err
-		} else if cal != nil {
-			fmt.Fprintf(&b, "- API server %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
-				strings.TrimSuffix(name, ".json"), cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+	for _, s := range suites {
+		for _, name := range []string{"calibration.json", "calibration-end.json"} {
+			if cal, err := loadCalibrationFile(filepath.Join(out, s.Name, name)); err != nil {
+				return "", err
+			} else if cal != nil {
+				fmt.Fprintf(&b, "- %s, API server %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
+					s.Name, strings.TrimSuffix(name, ".json"), cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+			}
 		}
 	}
 	acceptance, details, err := suiteTables(out, suites)
@@ -119,6 +121,9 @@ func rangeTable(m, k []*Result, classes []string) string {
 	ms := metrics(classes)
 	if hasPlacements(append(append([]*Result{}, m...), k...)) {
 		ms = append(ms, placementMetrics()...)
+	}
+	if sampled(append(append([]*Result{}, m...), k...)) {
+		ms = append(ms, apiServerMetrics()...)
 	}
 	for _, mt := range ms {
 		a, c := rangeOf(m, mt.get), rangeOf(k, mt.get)

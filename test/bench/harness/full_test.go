@@ -42,6 +42,9 @@ func TestFullReportFromResults(t *testing.T) {
 	if err := writeResults(dir, rs); err != nil {
 		t.Fatal(err)
 	}
+	if err := writeJSON(filepath.Join(dir, "calibration-end.json"), &Calibration{LifecyclesPerSecond: 150, CreatesPerSecond: 600, PatchesPerSecond: 400}); err != nil {
+		t.Fatal(err)
+	}
 	if n := runsDone(rs, "muster", Parity); n != 3 {
 		t.Errorf("runs done %d, want 3 (a resumed comparison runs none again)", n)
 	}
@@ -49,7 +52,8 @@ func TestFullReportFromResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00); 0.00 |", "### quick, parity (3 Muster runs, 3 Kueue runs)"} {
+	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00); 0.00 |", "### quick, parity (3 Muster runs, 3 Kueue runs)",
+		"- quick, API server calibration-end: 150.0 workload lifecycles/s (600 creates/s, 400 status writes/s)"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

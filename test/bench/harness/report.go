@@ -119,6 +119,40 @@ func placementMetrics() []metric {
 	}
 }
 
+// apiServerMetrics are the rows of the API server's own metrics: how
+// close to its ceiling a run took it.
+func apiServerMetrics() []metric {
+	load := func(f func(*APIServerLoad) float64) func(*Result) float64 {
+		return func(r *Result) float64 {
+			if r.APIServer == nil {
+				return 0
+			}
+			return f(r.APIServer)
+		}
+	}
+	return []metric{
+		{"API server cores busy (CPU s / wall s)", func(r *Result) float64 {
+			if r.WallSeconds == 0 {
+				return 0
+			}
+			return r.APIServerCPUSeconds / r.WallSeconds
+		}, "%.2f", false},
+		{"API server writes/s, all clients (mean)", load(func(l *APIServerLoad) float64 { return l.MutatingPerSecond }), "%.0f", true},
+		{"API server writes/s, all clients (peak 5 s)", load(func(l *APIServerLoad) float64 { return l.PeakMutatingPerSecond }), "%.0f", true},
+		{"API server reads/s, all clients (mean)", load(func(l *APIServerLoad) float64 { return l.ReadsPerSecond }), "%.0f", false},
+		{"API server write latency p50 (ms)", load(func(l *APIServerLoad) float64 { return l.MutatingP50 }), "%.1f", false},
+		{"API server write latency p99 (ms)", load(func(l *APIServerLoad) float64 { return l.MutatingP99 }), "%.1f", false},
+		{"API server read latency p99 (ms)", load(func(l *APIServerLoad) float64 { return l.ReadP99 }), "%.1f", false},
+		{"API server writes in flight (peak)", load(func(l *APIServerLoad) float64 { return l.PeakInflightMutating }), "%.0f", false},
+		{"API server reads in flight (peak)", load(func(l *APIServerLoad) float64 { return l.PeakInflightReads }), "%.0f", false},
+		{"requests queued for a seat (APF, peak)", load(func(l *APIServerLoad) float64 { return l.PeakQueued }), "%.0f", false},
+	}
+}
+
+func sampled(results []*Result) bool {
+	return slices.ContainsFunc(results, func(r *Result) bool { return r.APIServer != nil })
+}
+
 func hasPlacements(results []*Result) bool {
 	return slices.ContainsFunc(results, func(r *Result) bool { return r.Placement != nil })
 }
@@ -148,6 +182,9 @@ func Table(results []*Result, classes []string) string {
 		ms := metrics(classes)
 		if hasPlacements(results) {
 			ms = append(ms, placementMetrics()...)
+		}
+		if sampled(results) {
+			ms = append(ms, apiServerMetrics()...)
 		}
 		for _, mt := range ms {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mt.name, cell(m, mt), cell(k, mt), ratio(m, k, mt))

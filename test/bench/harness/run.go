@@ -93,6 +93,8 @@ type Result struct {
 	// APIServerCPUSeconds is the API server's CPU time during the run:
 	// what all clients' requests cost it.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// APIServer is the API server's own account of the run, when sampled.
+	APIServer *APIServerLoad `json:"apiServer,omitempty"`
 	// Placement is the check of every admitted placement against the
 	// nodes, in a topology-aware mix.
 	Placement *PlacementStats `json:"placement,omitempty"`
@@ -108,6 +110,10 @@ func (r *Result) QueueStatusWritesPerWorkload() float64 {
 	}
 	return float64(r.Requests.QueueStatusWrites()) / float64(r.Workloads)
 }
+
+// apiSampleInterval is how often a run scrapes the API server's metrics:
+// the window of the peak write rate.
+const apiSampleInterval = 5 * time.Second
 
 // Run starts an API server and the target, runs the mix to the end and
 // returns the measurements.
@@ -184,6 +190,13 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	sampler, err := newAPISampler(api.Config, apiSampleInterval)
+	if err != nil {
+		return nil, err
+	}
+	if err := sampler.Start(watchCtx); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if pprofAddr != "" {
 		go profile(watchCtx, pprofAddr, spec.Profile, spec.Dir)
@@ -195,6 +208,10 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	}
 	end := time.Now()
 	apiCPU1, err := api.CPUSeconds()
+	if err != nil {
+		return nil, err
+	}
+	load, err := sampler.Finish(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -217,6 +234,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 		res.HarnessWrites += checker.Writes()
 	}
 	res.APIServerCPUSeconds = apiCPU1 - apiCPU0
+	res.APIServer = load
 	res.RequestsPerWorkload = map[string]float64{}
 	for verb, n := range reqs.ByVerb {
 		res.RequestsPerWorkload[verb] = float64(n) / float64(res.Workloads)

@@ -88,13 +88,18 @@ func TestSmokeCompare(t *testing.T) {
 		if r.Usage.CPUSeconds <= 0 || r.Usage.MaxRSSMiB <= 0 {
 			t.Errorf("%s: no rusage of the child: %+v", r.Target, r.Usage)
 		}
+		// The API server's own metrics: every workload was created, so
+		// writes were served and timed.
+		if l := r.APIServer; l == nil || l.Samples < 2 || l.MutatingPerSecond <= 0 || l.MutatingP99 <= 0 || l.PeakInflightMutating+l.PeakInflightReads <= 0 {
+			t.Errorf("%s: API server load not measured: %+v", r.Target, l)
+		}
 		// Every admission is at least one status write by the target.
 		if r.Requests.ByResource["patch workloads/status"]+r.Requests.ByResource["update workloads/status"]+r.Requests.ByResource["apply workloads/status"] < want {
 			t.Errorf("%s: fewer workload status writes than workloads: %v", r.Target, r.Requests.ByResource)
 		}
 	}
 	md, err := os.ReadFile(filepath.Join(out, "results.md"))
-	if err != nil || !strings.Contains(string(md), "| metric | Muster | Kueue | Muster/Kueue |") {
+	if err != nil || !strings.Contains(string(md), "| metric | Muster | Kueue | Muster/Kueue |") || !strings.Contains(string(md), "API server write latency p99") {
 		t.Fatalf("results.md: %v\n%s", err, md)
 	}
 	f, err := os.Open(filepath.Join(out, "time-to-admission.png"))

@@ -1,0 +1,85 @@
+package harness
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrape is a trimmed /metrics of a kube-apiserver: two verbs of each
+// kind, a watch that must not count, in-flight gauges and APF queues.
+func scrape(t *testing.T, posts, gets, watches, inflight, queued int, fast, slow int) apiSample {
+	t.Helper()
+	text := strings.NewReplacer(
+		"POSTS", strconv.Itoa(posts), "GETS", strconv.Itoa(gets), "WATCHES", strconv.Itoa(watches),
+		"INFLIGHT", strconv.Itoa(inflight), "QUEUED", strconv.Itoa(queued),
+		"FAST", strconv.Itoa(fast), "ALL", strconv.Itoa(fast+slow),
+	).Replace(`# TYPE apiserver_request_total counter
+apiserver_request_total{verb="POST",resource="workloads",code="201"} POSTS
+apiserver_request_total{verb="PATCH",resource="workloads",code="200"} 0
+apiserver_request_total{verb="GET",resource="workloads",code="200"} GETS
+apiserver_request_total{verb="WATCH",resource="workloads",code="200"} WATCHES
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{verb="POST",resource="workloads",le="0.005"} FAST
+apiserver_request_duration_seconds_bucket{verb="POST",resource="workloads",le="0.1"} ALL
+apiserver_request_duration_seconds_bucket{verb="POST",resource="workloads",le="+Inf"} ALL
+apiserver_request_duration_seconds_sum{verb="POST",resource="workloads"} 1
+apiserver_request_duration_seconds_count{verb="POST",resource="workloads"} ALL
+apiserver_request_duration_seconds_bucket{verb="WATCH",resource="workloads",le="0.005"} 0
+apiserver_request_duration_seconds_bucket{verb="WATCH",resource="workloads",le="0.1"} 0
+apiserver_request_duration_seconds_bucket{verb="WATCH",resource="workloads",le="+Inf"} WATCHES
+apiserver_request_duration_seconds_sum{verb="WATCH",resource="workloads"} 1000
+apiserver_request_duration_seconds_count{verb="WATCH",resource="workloads"} WATCHES
+# TYPE apiserver_current_inflight_requests gauge
+apiserver_current_inflight_requests{request_kind="mutating"} INFLIGHT
+apiserver_current_inflight_requests{request_kind="readOnly"} 1
+# TYPE apiserver_flowcontrol_current_inqueue_requests gauge
+apiserver_flowcontrol_current_inqueue_requests{priority_level="workload-low",flow_schema="service-accounts"} QUEUED
+`)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sampleOf(fams)
+}
+
+func TestAPIServerLoadIsTheRunsDelta(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	a := scrape(t, 100, 50, 7, 3, 0, 100, 0)
+	a.at = t0
+	b := scrape(t, 600, 150, 9, 40, 12, 150, 450) // 500 posts in 5 s, 50 fast and 450 slow
+	b.at = t0.Add(5 * time.Second)
+	c := scrape(t, 700, 250, 9, 2, 0, 150, 550) // 100 posts in 5 s
+	c.at = t0.Add(10 * time.Second)
+	l := loadOf([]apiSample{a, b, c})
+
+	if l.Samples != 3 || l.MutatingPerSecond != 60 || l.ReadsPerSecond != 20 || l.PeakMutatingPerSecond != 100 {
+		t.Errorf("rates: %+v", l)
+	}
+	if l.PeakInflightMutating != 40 || l.PeakInflightReads != 1 || l.PeakQueued != 12 {
+		t.Errorf("peaks: %+v", l)
+	}
+	// 600 posts in the run: 50 under 5 ms, 550 between 5 and 100 ms. The
+	// watches' hour-long durations must not count.
+	if want := 5 + 95*(300.0-50)/550; math.Abs(l.MutatingP50-want) > 1e-9 {
+		t.Errorf("p50 %.3f ms, want %.3f", l.MutatingP50, want)
+	}
+	if want := 5 + 95*(594.0-50)/550; math.Abs(l.MutatingP99-want) > 1e-9 {
+		t.Errorf("p99 %.3f ms, want %.3f", l.MutatingP99, want)
+	}
+}
+
+func TestAPIServerLoadOfTooFewSamples(t *testing.T) {
+	if l := loadOf([]apiSample{scrape(t, 1, 1, 1, 1, 0, 1, 0)}); l.Samples != 1 || l.MutatingPerSecond != 0 {
+		t.Errorf("one sample: %+v", l)
+	}
+	if q := (histogram{}).quantile(0.99); q != 0 {
+		t.Errorf("empty histogram p99 %v", q)
+	}
+}
