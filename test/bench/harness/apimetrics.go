@@ -17,9 +17,11 @@ import (
 )
 
 // APIServerLoad is what the API server's own /metrics say about a run,
-// every client together: how many requests it served, how long they took,
-// how many it held at once and how many waited for a seat. Set beside the
-// calibration it says how close to its ceiling the API server ran.
+// every client together: how many requests it served, how long they took
+// and how many it held at once. Set beside the calibration it says how
+// close to its ceiling the API server ran. Both the target and the harness
+// are system:masters, which API Priority and Fairness exempts: no request
+// waits for a seat, so the ceiling is the machine's CPU, not APF's queues.
 type APIServerLoad struct {
 	// MutatingPerSecond and ReadsPerSecond are requests over the run
 	// (watches excluded); PeakMutatingPerSecond is the busiest sample
@@ -32,14 +34,15 @@ type APIServerLoad struct {
 	MutatingP99 float64 `json:"mutatingP99Ms"`
 	ReadP99     float64 `json:"readP99Ms"`
 	// PeakInflightMutating and PeakInflightReads are the highest
-	// apiserver_current_inflight_requests sampled (the API server's own
-	// high-water mark of each interval).
+	// apiserver_current_inflight_requests sampled: the API server's
+	// high-water mark of the second before each sample, so a lower bound of
+	// the run's peak.
 	PeakInflightMutating float64 `json:"peakInflightMutating"`
 	PeakInflightReads    float64 `json:"peakInflightReads"`
-	// PeakQueued is the most requests seen waiting in API Priority and
-	// Fairness queues: above 0, the API server's seats were the limit.
-	PeakQueued float64 `json:"peakQueued"`
-	Samples    int     `json:"samples"`
+	Samples              int     `json:"samples"`
+	// FailedScrapes are samples lost to an error; the run fails only if
+	// fewer than two samples remain.
+	FailedScrapes int `json:"failedScrapes,omitempty"`
 }
 
 // apiSample is one scrape's cumulative counts and current gauges.
@@ -48,7 +51,6 @@ type apiSample struct {
 	mutating, reads         float64
 	mutatingHist, readHist  histogram
 	inflightMut, inflightRO float64
-	queued                  float64
 }
 
 // histogram is a cumulative histogram: upper bounds and counts.
@@ -64,10 +66,13 @@ type apiSampler struct {
 	url      string
 	interval time.Duration
 
+	stop context.CancelFunc
+	done chan struct{}
+
 	mu      sync.Mutex
 	samples []apiSample
-	err     error
-	done    chan struct{}
+	failed  int
+	lastErr error
 }
 
 func newAPISampler(cfg *rest.Config, interval time.Duration) (*apiSampler, error) {
@@ -79,11 +84,12 @@ func newAPISampler(cfg *rest.Config, interval time.Duration) (*apiSampler, error
 		interval: interval, done: make(chan struct{})}, nil
 }
 
-// Start samples once now, then every interval until ctx ends.
+// Start samples once now, then every interval until Finish or ctx ends.
 func (s *apiSampler) Start(ctx context.Context) error {
 	if err := s.sample(ctx); err != nil {
 		return err
 	}
+	ctx, s.stop = context.WithCancel(ctx)
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(s.interval)
@@ -93,28 +99,38 @@ func (s *apiSampler) Start(ctx context.Context) error {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if err := s.sample(ctx); err != nil && ctx.Err() == nil {
-					s.mu.Lock()
-					s.err = err
-					s.mu.Unlock()
-				}
+				s.record(ctx, s.sample(ctx))
 			}
 		}
 	}()
 	return nil
 }
 
-// Finish takes a last sample and returns the run's load.
-func (s *apiSampler) Finish(ctx context.Context) (*APIServerLoad, error) {
-	if err := s.sample(ctx); err != nil {
-		return nil, err
+// record counts a failed scrape: one lost sample does not lose the run.
+func (s *apiSampler) record(ctx context.Context, err error) {
+	if err == nil || ctx.Err() != nil {
+		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.err != nil {
-		return nil, s.err
+	s.failed++
+	s.lastErr = err
+}
+
+// Finish stops the sampling, takes a last sample and returns the run's
+// load.
+func (s *apiSampler) Finish(ctx context.Context) (*APIServerLoad, error) {
+	s.stop()
+	<-s.done
+	s.record(ctx, s.sample(ctx))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.samples) < 2 {
+		return nil, fmt.Errorf("%d samples of the API server's metrics: %w", len(s.samples), s.lastErr)
 	}
-	return loadOf(s.samples), nil
+	l := loadOf(s.samples, s.interval/2)
+	l.FailedScrapes = s.failed
+	return l, nil
 }
 
 func (s *apiSampler) sample(ctx context.Context) error {
@@ -122,6 +138,10 @@ func (s *apiSampler) sample(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Uncompressed: gzip would be more of the API server's CPU, which the
+	// run measures.
+	req.Header.Set("Accept-Encoding", "identity")
+	at := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
 		return err
@@ -136,7 +156,7 @@ func (s *apiSampler) sample(ctx context.Context) error {
 		return fmt.Errorf("parsing the API server's metrics: %w", err)
 	}
 	smp := sampleOf(fams)
-	smp.at = time.Now()
+	smp.at = at
 	s.mu.Lock()
 	s.samples = append(s.samples, smp)
 	s.mu.Unlock()
@@ -175,11 +195,6 @@ func sampleOf(fams map[string]*dto.MetricFamily) apiSample {
 			} else {
 				s.inflightRO += m.GetGauge().GetValue()
 			}
-		}
-	}
-	if f := fams["apiserver_flowcontrol_current_inqueue_requests"]; f != nil {
-		for _, m := range f.GetMetric() {
-			s.queued += m.GetGauge().GetValue()
 		}
 	}
 	return s
@@ -252,8 +267,9 @@ func (h histogram) quantile(q float64) float64 {
 	return 1000 * lower
 }
 
-// loadOf turns the samples of a run into its load.
-func loadOf(samples []apiSample) *APIServerLoad {
+// loadOf turns the samples of a run into its load; intervals shorter than
+// minWindow (a sample right before the last) do not make the peak rate.
+func loadOf(samples []apiSample, minWindow time.Duration) *APIServerLoad {
 	l := &APIServerLoad{Samples: len(samples)}
 	if len(samples) < 2 {
 		return l
@@ -268,10 +284,9 @@ func loadOf(samples []apiSample) *APIServerLoad {
 	for i, s := range samples {
 		l.PeakInflightMutating = max(l.PeakInflightMutating, s.inflightMut)
 		l.PeakInflightReads = max(l.PeakInflightReads, s.inflightRO)
-		l.PeakQueued = max(l.PeakQueued, s.queued)
 		if i > 0 {
-			if d := s.at.Sub(samples[i-1].at).Seconds(); d > 0 {
-				l.PeakMutatingPerSecond = max(l.PeakMutatingPerSecond, (s.mutating-samples[i-1].mutating)/d)
+			if d := s.at.Sub(samples[i-1].at); d >= minWindow && d > 0 {
+				l.PeakMutatingPerSecond = max(l.PeakMutatingPerSecond, (s.mutating-samples[i-1].mutating)/d.Seconds())
 			}
 		}
 	}

@@ -60,8 +60,12 @@ func Full(ctx context.Context, spec FullSpec) error {
 	}
 	for _, s := range spec.Suites {
 		dir := filepath.Join(spec.Out, s.Name)
-		if err := calibrateOnce(ctx, spec, dir, "calibration.json"); err != nil {
-			return err
+		// A suite begun before calibrations were per suite has runs and
+		// none: measuring now would label today's speed as its start.
+		if !begun(dir) {
+			if err := calibrateOnce(ctx, spec, dir, "calibration.json"); err != nil {
+				return err
+			}
 		}
 		var err error
 		if s.Depths != nil {
@@ -82,6 +86,16 @@ func Full(ctx context.Context, spec FullSpec) error {
 	}
 	fmt.Fprint(spec.Log, report)
 	return os.WriteFile(filepath.Join(spec.Out, "report.md"), []byte(report), 0o644)
+}
+
+// begun is whether a suite's directory holds recorded runs.
+func begun(dir string) bool {
+	for _, name := range []string{"results.json", "sweep.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // calibrateOnce measures the API server into dir/name unless done.

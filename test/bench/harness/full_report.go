@@ -14,14 +14,26 @@ import (
 func FullReport(out string, suites []Suite) (string, error) {
 	var b strings.Builder
 	b.WriteString("## Muster and Kueue, every suite\n\n")
+	// The invocation's own calibrations, from before they were per suite.
+	dirs := []string{""}
 	for _, s := range suites {
+		dirs = append(dirs, s.Name)
+	}
+	for _, d := range dirs {
 		for _, name := range []string{"calibration.json", "calibration-end.json"} {
-			if cal, err := loadCalibrationFile(filepath.Join(out, s.Name, name)); err != nil {
+			cal, err := loadCalibrationFile(filepath.Join(out, d, name))
+			if err != nil {
 				return "", err
-			} else if cal != nil {
-				fmt.Fprintf(&b, "- %s, API server %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
-					s.Name, strings.TrimSuffix(name, ".json"), cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
 			}
+			if cal == nil {
+				continue
+			}
+			of := "all suites"
+			if d != "" {
+				of = d
+			}
+			fmt.Fprintf(&b, "- %s, API server %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
+				of, strings.TrimSuffix(name, ".json"), cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
 		}
 	}
 	acceptance, details, err := suiteTables(out, suites)
@@ -80,11 +92,7 @@ func byTarget(rs []*Result, target, mode string) []*Result {
 }
 
 func rangeOf(rs []*Result, f func(*Result) float64) Range {
-	xs := make([]float64, len(rs))
-	for i, r := range rs {
-		xs[i] = f(r)
-	}
-	return RangeOf(xs)
+	return RangeOf(measured(rs, f))
 }
 
 // worstP99 is the highest class p99 of a run.

@@ -3,6 +3,7 @@ package harness
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -46,11 +47,19 @@ func modeRank(mode string) int {
 }
 
 func (g Group) spread(f func(*Result) float64) Spread {
-	xs := make([]float64, len(g.Runs))
-	for i, r := range g.Runs {
-		xs[i] = f(r)
+	return SpreadOf(measured(g.Runs, f))
+}
+
+// measured is f of each run that measured it: NaN means a run did not
+// (one recorded before the figure existed, in a resumed comparison).
+func measured(rs []*Result, f func(*Result) float64) []float64 {
+	xs := make([]float64, 0, len(rs))
+	for _, r := range rs {
+		if x := f(r); !math.IsNaN(x) {
+			xs = append(xs, x)
+		}
 	}
-	return SpreadOf(xs)
+	return xs
 }
 
 // metric is one row of the comparison table.
@@ -120,12 +129,13 @@ func placementMetrics() []metric {
 }
 
 // apiServerMetrics are the rows of the API server's own metrics: how
-// close to its ceiling a run took it.
+// close to its ceiling a run took it. A run recorded before they were
+// sampled has none (NaN: left out, not counted as 0).
 func apiServerMetrics() []metric {
 	load := func(f func(*APIServerLoad) float64) func(*Result) float64 {
 		return func(r *Result) float64 {
 			if r.APIServer == nil {
-				return 0
+				return math.NaN()
 			}
 			return f(r.APIServer)
 		}
@@ -133,19 +143,18 @@ func apiServerMetrics() []metric {
 	return []metric{
 		{"API server cores busy (CPU s / wall s)", func(r *Result) float64 {
 			if r.WallSeconds == 0 {
-				return 0
+				return math.NaN()
 			}
 			return r.APIServerCPUSeconds / r.WallSeconds
 		}, "%.2f", false},
 		{"API server writes/s, all clients (mean)", load(func(l *APIServerLoad) float64 { return l.MutatingPerSecond }), "%.0f", true},
-		{"API server writes/s, all clients (peak 5 s)", load(func(l *APIServerLoad) float64 { return l.PeakMutatingPerSecond }), "%.0f", true},
+		{"API server writes/s, all clients (busiest 5 s)", load(func(l *APIServerLoad) float64 { return l.PeakMutatingPerSecond }), "%.0f", true},
 		{"API server reads/s, all clients (mean)", load(func(l *APIServerLoad) float64 { return l.ReadsPerSecond }), "%.0f", false},
 		{"API server write latency p50 (ms)", load(func(l *APIServerLoad) float64 { return l.MutatingP50 }), "%.1f", false},
 		{"API server write latency p99 (ms)", load(func(l *APIServerLoad) float64 { return l.MutatingP99 }), "%.1f", false},
 		{"API server read latency p99 (ms)", load(func(l *APIServerLoad) float64 { return l.ReadP99 }), "%.1f", false},
-		{"API server writes in flight (peak)", load(func(l *APIServerLoad) float64 { return l.PeakInflightMutating }), "%.0f", false},
-		{"API server reads in flight (peak)", load(func(l *APIServerLoad) float64 { return l.PeakInflightReads }), "%.0f", false},
-		{"requests queued for a seat (APF, peak)", load(func(l *APIServerLoad) float64 { return l.PeakQueued }), "%.0f", false},
+		{"API server writes in flight (highest 1 s mark, sampled)", load(func(l *APIServerLoad) float64 { return l.PeakInflightMutating }), "%.0f", false},
+		{"API server reads in flight (highest 1 s mark, sampled)", load(func(l *APIServerLoad) float64 { return l.PeakInflightReads }), "%.0f", false},
 	}
 }
 
@@ -212,6 +221,9 @@ func cell(g *Group, mt metric) string {
 		return "–"
 	}
 	s := g.spread(mt.get)
+	if s.N == 0 {
+		return "–"
+	}
 	if s.N > 1 {
 		return fmt.Sprintf(mt.format+" ± "+mt.format, s.Mean, s.Half)
 	}
@@ -222,11 +234,11 @@ func ratio(m, k *Group, mt metric) string {
 	if m == nil || k == nil {
 		return "–"
 	}
-	km := k.spread(mt.get).Mean
-	if km == 0 {
+	ms, ks := m.spread(mt.get), k.spread(mt.get)
+	if ms.N == 0 || ks.N == 0 || ks.Mean == 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f", m.spread(mt.get).Mean/km)
+	return fmt.Sprintf("%.2f", ms.Mean/ks.Mean)
 }
 
 func verbs(g *Group) string {
