@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -51,32 +50,36 @@ type FullSpec struct {
 
 // Full runs the comparison and writes Out/report.md: per suite and mode,
 // the median, min and max of every figure and the ratio with its spread.
-// Each suite is calibrated before its first run and after its last, into
-// its own directory: a full comparison spans sessions, and a figure is
-// read against the machine's speed when it was taken.
+// A full comparison spans sessions, so each invocation calibrates the API
+// server before and after its runs of each suite, into the suite's own
+// list: every figure is read against the machine's speed when it was
+// taken. A suite with nothing left to run is not calibrated again.
 func Full(ctx context.Context, spec FullSpec) error {
 	if err := os.MkdirAll(spec.Out, 0o755); err != nil {
 		return err
 	}
 	for _, s := range spec.Suites {
 		dir := filepath.Join(spec.Out, s.Name)
-		// A suite begun before calibrations were per suite has runs and
-		// none: measuring now would label today's speed as its start.
-		if !begun(dir) {
-			if err := calibrateOnce(ctx, spec, dir, "calibration.json"); err != nil {
-				return err
-			}
+		pending, err := pendingRuns(spec, s, dir)
+		if err != nil {
+			return err
 		}
-		var err error
+		if pending == 0 {
+			continue
+		}
+		cal, err := calibrateSuite(ctx, spec, dir, "start")
+		if err != nil {
+			return err
+		}
 		if s.Depths != nil {
 			err = sweepReps(ctx, spec, s, dir)
 		} else {
-			err = compareSuite(ctx, spec, s, dir)
+			err = compareSuite(ctx, spec, s, dir, cal)
 		}
 		if err != nil {
 			return fmt.Errorf("suite %s: %w", s.Name, err)
 		}
-		if err := calibrateOnce(ctx, spec, dir, "calibration-end.json"); err != nil {
+		if _, err := calibrateSuite(ctx, spec, dir, "end"); err != nil {
 			return err
 		}
 	}
@@ -88,41 +91,80 @@ func Full(ctx context.Context, spec FullSpec) error {
 	return os.WriteFile(filepath.Join(spec.Out, "report.md"), []byte(report), 0o644)
 }
 
-// begun is whether a suite's directory holds recorded runs.
-func begun(dir string) bool {
-	for _, name := range []string{"results.json", "sweep.json"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			return true
+// pendingRuns counts the runs of a suite not recorded yet.
+func pendingRuns(spec FullSpec, s Suite, dir string) (int, error) {
+	reps, n := max(spec.Reps, 1), 0
+	if s.Depths != nil {
+		rs, err := loadSweep(dir)
+		if err != nil {
+			return 0, err
+		}
+		for _, mode := range spec.Modes {
+			for _, d := range s.Depths {
+				for _, t := range spec.Targets {
+					n += max(0, reps-sweepsDone(rs, t.Name, mode, d))
+				}
+			}
+		}
+		return n, nil
+	}
+	rs, err := LoadResults(dir)
+	if err != nil {
+		return 0, err
+	}
+	for _, mode := range spec.Modes {
+		for _, t := range spec.Targets {
+			n += max(0, reps-runsDone(rs, t.Name, mode))
 		}
 	}
-	return false
+	return n, nil
 }
 
-// calibrateOnce measures the API server into dir/name unless done.
-func calibrateOnce(ctx context.Context, spec FullSpec, dir, name string) error {
-	path := filepath.Join(dir, name)
-	if _, err := os.Stat(path); err == nil {
-		return nil
+// Calibrated is one calibration of a suite: at the start or the end of an
+// invocation's runs of it.
+type Calibrated struct {
+	At    time.Time `json:"at"`
+	Phase string    `json:"phase"`
+	Calibration
+}
+
+const calibrationsFile = "calibrations.json"
+
+// calibrateSuite measures the API server and adds it to dir's list.
+func calibrateSuite(ctx context.Context, spec FullSpec, dir, phase string) (*Calibration, error) {
+	list, err := loadCalibrations(dir)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	cal, err := Calibrate(ctx, spec.MusterCRDs, filepath.Join(dir, "runs", strings.TrimSuffix(name, ".json")),
+	at := time.Now().UTC()
+	cal, err := Calibrate(ctx, spec.MusterCRDs, filepath.Join(dir, "runs", "calibration-"+at.Format("20060102T150405")),
 		time.Duration(spec.CalibrationSeconds*float64(time.Second)))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	fmt.Fprintf(spec.Log, "%s %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
-		filepath.Base(dir), name, cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
-	return writeJSON(path, cal)
+	fmt.Fprintf(spec.Log, "%s, API server at the %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
+		filepath.Base(dir), phase, cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+	list = append(list, Calibrated{At: at, Phase: phase, Calibration: *cal})
+	return cal, writeJSON(filepath.Join(dir, calibrationsFile), list)
 }
 
-func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string) error {
-	cfg, err := LoadConfig(s.Config)
-	if err != nil {
-		return err
+func loadCalibrations(dir string) ([]Calibrated, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
-	cal, err := LoadCalibration(dir)
+	var list []Calibrated
+	data, err := os.ReadFile(filepath.Join(dir, calibrationsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return list, json.Unmarshal(data, &list)
+}
+
+func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string, cal *Calibration) error {
+	cfg, err := LoadConfig(s.Config)
 	if err != nil {
 		return err
 	}

@@ -14,33 +14,46 @@ import (
 func FullReport(out string, suites []Suite) (string, error) {
 	var b strings.Builder
 	b.WriteString("## Muster and Kueue, every suite\n\n")
-	// The invocation's own calibrations, from before they were per suite.
-	dirs := []string{""}
 	for _, s := range suites {
-		dirs = append(dirs, s.Name)
-	}
-	for _, d := range dirs {
-		for _, name := range []string{"calibration.json", "calibration-end.json"} {
-			cal, err := loadCalibrationFile(filepath.Join(out, d, name))
-			if err != nil {
-				return "", err
-			}
-			if cal == nil {
-				continue
-			}
-			of := "all suites"
-			if d != "" {
-				of = d
-			}
-			fmt.Fprintf(&b, "- %s, API server %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
-				of, strings.TrimSuffix(name, ".json"), cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+		cals, err := suiteCalibrations(filepath.Join(out, s.Name))
+		if err != nil {
+			return "", err
 		}
+		b.WriteString(cals)
 	}
 	acceptance, details, err := suiteTables(out, suites)
 	if err != nil {
 		return "", err
 	}
 	b.WriteString("\n" + acceptance + details)
+	return b.String(), nil
+}
+
+// suiteCalibrations lists a suite's calibrations: the invocations' starts
+// and ends, and those of a run begun before they were listed (a start
+// and an end file each).
+func suiteCalibrations(dir string) (string, error) {
+	var b strings.Builder
+	line := func(when string, cal *Calibration) {
+		fmt.Fprintf(&b, "- %s, API server %s: %.1f workload lifecycles/s (%.0f creates/s, %.0f status writes/s)\n",
+			filepath.Base(dir), when, cal.LifecyclesPerSecond, cal.CreatesPerSecond, cal.PatchesPerSecond)
+	}
+	for _, name := range []string{"calibration.json", "calibration-end.json"} {
+		cal, err := loadCalibrationFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		if cal != nil {
+			line(strings.TrimSuffix(name, ".json"), cal)
+		}
+	}
+	list, err := loadCalibrations(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, c := range list {
+		line(fmt.Sprintf("at the %s of runs (%s)", c.Phase, c.At.Format("2006-01-02 15:04 UTC")), &c.Calibration)
+	}
 	return b.String(), nil
 }
 

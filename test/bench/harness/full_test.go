@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRangeAndRatio(t *testing.T) {
@@ -45,6 +46,14 @@ func TestFullReportFromResults(t *testing.T) {
 	if err := writeJSON(filepath.Join(dir, "calibration-end.json"), &Calibration{LifecyclesPerSecond: 150, CreatesPerSecond: 600, PatchesPerSecond: 400}); err != nil {
 		t.Fatal(err)
 	}
+	at := time.Date(2026, 12, 6, 18, 42, 0, 0, time.UTC)
+	if err := writeJSON(filepath.Join(dir, calibrationsFile), []Calibrated{{At: at, Phase: "start", Calibration: Calibration{LifecyclesPerSecond: 180, CreatesPerSecond: 700, PatchesPerSecond: 490}}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := FullSpec{Targets: []Target{{Name: "muster"}, {Name: "kueue"}}, Modes: []string{Parity, Unthrottled}, Reps: 3}
+	if n, err := pendingRuns(spec, Suite{Name: "quick"}, dir); err != nil || n != 6 {
+		t.Errorf("pending runs %d (%v), want the 6 unthrottled ones", n, err)
+	}
 	if n := runsDone(rs, "muster", Parity); n != 3 {
 		t.Errorf("runs done %d, want 3 (a resumed comparison runs none again)", n)
 	}
@@ -53,7 +62,8 @@ func TestFullReportFromResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00); 0.00 |", "### quick, parity (3 Muster runs, 3 Kueue runs)",
-		"- quick, API server calibration-end: 150.0 workload lifecycles/s (600 creates/s, 400 status writes/s)"} {
+		"- quick, API server calibration-end: 150.0 workload lifecycles/s (600 creates/s, 400 status writes/s)",
+		"- quick, API server at the start of runs (2026-12-06 18:42 UTC): 180.0 workload lifecycles/s (700 creates/s, 490 status writes/s)"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("report lacks %q:\n%s", want, report)
 		}

@@ -41,10 +41,8 @@ type Kubelet struct {
 	target   Target
 	client   dynamic.NamespaceableResourceInterface
 	recorder *Recorder
-	// placements, when set, checks the admitted placements.
-	placements *Placements
-	informer   cache.SharedIndexInformer
-	queue      workqueue.TypedInterface[action]
+	informer cache.SharedIndexInformer
+	queue    workqueue.TypedInterface[action]
 
 	mu sync.Mutex
 	// admissions counts each workload's admissions, so the finish timer of
@@ -79,10 +77,6 @@ func NewKubelet(dyn dynamic.Interface, target Target, rec *Recorder, selector st
 	})
 	return k
 }
-
-// CheckPlacements has every version the kubelet sees checked by p; call
-// it before Start.
-func (k *Kubelet) CheckPlacements(p *Placements) { k.placements = p }
 
 // Hold marks a workload the kubelet never finishes.
 func (k *Kubelet) Hold(key string) {
@@ -121,9 +115,6 @@ func (k *Kubelet) observe(o any) {
 		return
 	}
 	k.recorder.Observe(v, time.Now())
-	if k.placements != nil {
-		k.placements.Observe(v.Key, v.HasAdmission && !v.Finished(), v.Evicted(), topologyAssignment(u), time.Now())
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch {

@@ -28,6 +28,9 @@ type PlacementStats struct {
 	// RequiredViolations are required-level admissions spread over more
 	// than one domain of that level.
 	RequiredViolations int `json:"requiredViolations"`
+	// WatchGaps are the times the check's watch lost its place and listed
+	// again: the check is exact only when 0.
+	WatchGaps int `json:"watchGaps,omitempty"`
 	// PeakNodeCPU is the highest cpu any node had admitted, as a fraction
 	// of its allocatable.
 	PeakNodeCPU float64 `json:"peakNodeCPU"`

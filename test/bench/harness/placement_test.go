@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -159,5 +160,40 @@ func TestTopologyRequests(t *testing.T) {
 		if got := c.target(wt(c.constraint)); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: got %v, want %v", c.constraint, got, c.want)
 		}
+	}
+}
+
+// workloadAt is a Workload as the API server returns it: admitted with the
+// placement, or (placement nil) finished and released, at resource version rv.
+func workloadAt(key, rv string, placement map[string]any) unstructured.Unstructured {
+	ns, name, _ := strings.Cut(key, "/")
+	u := unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"namespace": ns, "name": name, "resourceVersion": rv}}}
+	if placement == nil {
+		u.Object["status"] = map[string]any{"conditions": []any{map[string]any{
+			"type": "Finished", "status": "True", "reason": "Succeeded", "message": "", "lastTransitionTime": "2026-12-06T18:57:27Z"}}}
+		return u
+	}
+	u.Object["status"] = map[string]any{"admission": map[string]any{"podSetAssignments": []any{
+		map[string]any{"topologyAssignment": placement}}}}
+	return u
+}
+
+// TestPlacementsListInCommitOrder: a list (after the check's watch lost its
+// place) replays the workloads' latest versions; taken in key order, a
+// workload admitted onto a node another had just left shows both on it at
+// once — the false over-placement an informer's relist produced in a
+// TAS run. Taken in the order they changed, there is none.
+func TestPlacementsListInCommitOrder(t *testing.T) {
+	p := NewPlacements(Muster("", ""), smallTopology(t))
+	wt := WorkloadTemplate{ClassName: "w", Request: resource.MustParse("2"), PodCount: 2}
+	p.Expect("ns/a-new", wt)
+	p.Expect("ns/b-old", wt)
+	p.Observe("ns/b-old", true, true, placementOn("node-r0-n0", 2), time.Now()) // 4 cpu: the node is full
+	p.observeList([]unstructured.Unstructured{
+		workloadAt("ns/a-new", "120", placementOn("node-r0-n0", 2)), // admitted after b-old left
+		workloadAt("ns/b-old", "100", nil),
+	})
+	if s := p.Stats(); s.OverPlacements != 0 || s.Admissions != 2 || s.PeakNodeCPU != 1 {
+		t.Fatalf("the release at 100 comes before the admission at 120: %+v", s)
 	}
 }

@@ -119,6 +119,7 @@ func placementMetrics() []metric {
 		{"required-level violations", stat(func(p *PlacementStats) int { return p.RequiredViolations }), "%.0f", false},
 		{"admissions without a placement", stat(func(p *PlacementStats) int { return p.Unplaced }), "%.0f", false},
 		{"invalid placements", stat(func(p *PlacementStats) int { return p.Invalid }), "%.0f", false},
+		{"placement watch gaps (check exact only at 0)", stat(func(p *PlacementStats) int { return p.WatchGaps }), "%.0f", false},
 		{"peak node cpu admitted (%)", func(r *Result) float64 {
 			if r.Placement == nil {
 				return 0

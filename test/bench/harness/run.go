@@ -172,10 +172,12 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	var placements *Placements
 	if plan.TopologyAware {
 		placements = NewPlacements(spec.Target, plan.Topology)
-		kubelet.CheckPlacements(placements)
 	}
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
+	if err := placements.Watch(watchCtx, api.Dynamic, spec.Target, ClassLabel); err != nil {
+		return nil, err
+	}
 	if err := kubelet.Start(watchCtx, 16); err != nil {
 		return nil, err
 	}
