@@ -81,8 +81,8 @@ func logPlacement(log io.Writer, res *Result) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(log, "       placements: %d admissions checked, %d over-placements, %d required-level violations, %d unplaced, %d invalid, peak node cpu %.0f%%, %d watch gaps\n",
-		p.Admissions, p.OverPlacements, p.RequiredViolations, p.Unplaced, p.Invalid, 100*p.PeakNodeCPU, p.WatchGaps)
+	fmt.Fprintf(log, "       placements: %d admissions checked, %d over-placements, %d required-level violations, %d unplaced, %d invalid, peak node cpu %.0f%%, %d watch gaps, behind at the end %v\n",
+		p.Admissions, p.OverPlacements, p.RequiredViolations, p.Unplaced, p.Invalid, 100*p.PeakNodeCPU, p.WatchGaps, p.Behind)
 	for _, e := range p.Examples {
 		fmt.Fprintf(log, "         e.g. %s\n", e)
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -96,6 +97,23 @@ func (k *Kubelet) Start(ctx context.Context, workers int) error {
 		return ctx.Err()
 	}
 	return nil
+}
+
+// NewestVersion is the highest resource version of the workloads the
+// kubelet has seen ("" if none).
+func (k *Kubelet) NewestVersion() string {
+	var newest uint64
+	for _, o := range k.informer.GetStore().List() {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			if n, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil {
+				newest = max(newest, n)
+			}
+		}
+	}
+	if newest == 0 {
+		return ""
+	}
+	return strconv.FormatUint(newest, 10)
 }
 
 // Writes is how many status writes the kubelet made.

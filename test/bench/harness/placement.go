@@ -29,8 +29,11 @@ type PlacementStats struct {
 	// than one domain of that level.
 	RequiredViolations int `json:"requiredViolations"`
 	// WatchGaps are the times the check's watch lost its place and listed
-	// again: the check is exact only when 0.
+	// again: between, it saw states, not every change.
 	WatchGaps int `json:"watchGaps,omitempty"`
+	// Behind is set when the check had not seen the run's last changes
+	// when the run ended.
+	Behind bool `json:"behind,omitempty"`
 	// PeakNodeCPU is the highest cpu any node had admitted, as a fraction
 	// of its allocatable.
 	PeakNodeCPU float64 `json:"peakNodeCPU"`
@@ -42,8 +45,7 @@ const maxExamples = 5
 
 // Placements checks every admitted placement against the nodes: it keeps,
 // per node, the pods and cpu of the workloads holding an admission, from
-// the same watch (in the API server's commit order) that times admissions,
-// and checks the nodes an admission lands on as it is added. Usage only
+// its own watch in the API server's commit order (Watch), and checks the nodes an admission lands on as it is added. Usage only
 // grows at an admission, so checking there sees every peak. A workload
 // holds its nodes from its admission until it finishes or its admission is
 // cleared (an evicted job still runs until it has stopped), as both
@@ -59,6 +61,8 @@ type Placements struct {
 	// holding is the placement each workload holds now.
 	holding map[string]held
 	stats   PlacementStats
+	// at is the newest resource version the check's watch has seen.
+	at uint64
 }
 
 // held is a workload's placement, since when it holds it, and whether it

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -178,22 +179,45 @@ func workloadAt(key, rv string, placement map[string]any) unstructured.Unstructu
 	return u
 }
 
-// TestPlacementsListInCommitOrder: a list (after the check's watch lost its
-// place) replays the workloads' latest versions; taken in key order, a
-// workload admitted onto a node another had just left shows both on it at
-// once — the false over-placement an informer's relist produced in a
-// TAS run. Taken in the order they changed, there is none.
-func TestPlacementsListInCommitOrder(t *testing.T) {
+// TestPlacementsSnapshotReleasesFirst: a list (after the check's watch
+// lost its place) is one state; taken workload by workload in key order, a
+// workload admitted onto a node another had since left shows both on it
+// at once — the false over-placement an informer's relist produced in a
+// TAS run. Released holders go first; one gone from the list, or placed
+// elsewhere now, lets go too.
+func TestPlacementsSnapshotReleasesFirst(t *testing.T) {
 	p := NewPlacements(Muster("", ""), smallTopology(t))
 	wt := WorkloadTemplate{ClassName: "w", Request: resource.MustParse("2"), PodCount: 2}
-	p.Expect("ns/a-new", wt)
-	p.Expect("ns/b-old", wt)
-	p.Observe("ns/b-old", true, true, placementOn("node-r0-n0", 2), time.Now()) // 4 cpu: the node is full
-	p.observeList([]unstructured.Unstructured{
+	for _, k := range []string{"ns/a-new", "ns/b-old", "ns/c-gone", "ns/d-moved"} {
+		p.Expect(k, wt)
+	}
+	now := time.Now()
+	p.Observe("ns/b-old", true, true, placementOn("node-r0-n0", 2), now) // 4 cpu: the node is full
+	p.Observe("ns/c-gone", true, false, placementOn("node-r0-n1", 2), now)
+	p.Observe("ns/d-moved", true, false, placementOn("node-r1-n0", 2), now)
+	p.observeSnapshot([]unstructured.Unstructured{
 		workloadAt("ns/a-new", "120", placementOn("node-r0-n0", 2)), // admitted after b-old left
-		workloadAt("ns/b-old", "100", nil),
+		workloadAt("ns/b-old", "130", nil),
+		workloadAt("ns/d-moved", "125", placementOn("node-r0-n1", 2)), // requeued and admitted where c was
 	})
-	if s := p.Stats(); s.OverPlacements != 0 || s.Admissions != 2 || s.PeakNodeCPU != 1 {
-		t.Fatalf("the release at 100 comes before the admission at 120: %+v", s)
+	if s := p.Stats(); s.OverPlacements != 0 || s.Admissions != 5 || s.PeakNodeCPU != 1 {
+		t.Fatalf("released, deleted and moved holders let go before admissions: %+v", s)
+	}
+	if _, held := p.holding["ns/c-gone"]; held || len(p.holding) != 2 {
+		t.Fatalf("holders after the snapshot: %v", p.holding)
+	}
+}
+
+func TestPlacementsCatchUp(t *testing.T) {
+	p := NewPlacements(Muster("", ""), smallTopology(t))
+	p.seen("100")
+	ctx := context.Background()
+	p.CatchUp(ctx, "100", time.Minute)
+	if p.Stats().Behind {
+		t.Fatal("seen 100, caught up with 100")
+	}
+	p.CatchUp(ctx, "101", 0)
+	if !p.Stats().Behind {
+		t.Fatal("never saw 101: behind")
 	}
 }

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"time"
@@ -21,8 +20,7 @@ import (
 // hands over a lagging workload's changes together; either can show an
 // admission before the release it followed, a node "over-placed" that
 // never was. This watch resumes where it stopped; only if the API server
-// no longer has that point does it list again, counting a gap and taking
-// the list in the order the workloads last changed.
+// no longer has that point does it list again, counting a gap.
 func (p *Placements) Watch(ctx context.Context, dyn dynamic.Interface, t Target, selector string) error {
 	if p == nil {
 		return nil
@@ -32,46 +30,50 @@ func (p *Placements) Watch(ctx context.Context, dyn dynamic.Interface, t Target,
 	if err != nil {
 		return err
 	}
-	go func() {
-		for ctx.Err() == nil {
-			next, err := p.follow(ctx, res, selector, rv)
-			rv = next
-			switch {
-			case ctx.Err() != nil:
-				return
-			case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
-				p.gap()
-				if rv, err = p.list(ctx, res, selector); err != nil && ctx.Err() == nil {
-					time.Sleep(100 * time.Millisecond)
-				}
-			case err != nil:
-				time.Sleep(100 * time.Millisecond)
-			}
-		}
-	}()
+	go p.watchFrom(ctx, res, selector, rv)
 	return nil
 }
 
-// list observes every workload, oldest change first, and returns the
-// list's resource version.
+// watchFrom follows the watch from rv, resuming after each close, and
+// lists again (until a list succeeds) only when rv is gone.
+func (p *Placements) watchFrom(ctx context.Context, res dynamic.NamespaceableResourceInterface, selector, rv string) {
+	for ctx.Err() == nil {
+		next, err := p.follow(ctx, res, selector, rv)
+		rv = next
+		switch {
+		case err == nil:
+			continue
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			p.gap()
+			for rv = ""; rv == "" && ctx.Err() == nil; {
+				if rv, err = p.list(ctx, res, selector); err != nil {
+					rv = ""
+					pause(ctx)
+				}
+			}
+		default:
+			pause(ctx)
+		}
+	}
+}
+
+func pause(ctx context.Context) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(100 * time.Millisecond):
+	}
+}
+
+// list takes the workloads as one snapshot and returns its resource
+// version.
 func (p *Placements) list(ctx context.Context, res dynamic.NamespaceableResourceInterface, selector string) (string, error) {
 	l, err := res.List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return "", err
 	}
-	p.observeList(l.Items)
+	p.observeSnapshot(l.Items)
+	p.seen(l.GetResourceVersion())
 	return l.GetResourceVersion(), nil
-}
-
-// observeList takes a list's workloads in the order they last changed, not
-// the list's key order: a release before the admission it made room for.
-func (p *Placements) observeList(items []unstructured.Unstructured) {
-	slices.SortFunc(items, func(a, b unstructured.Unstructured) int {
-		return compareRV(a.GetResourceVersion(), b.GetResourceVersion())
-	})
-	for i := range items {
-		p.observeObject(&items[i], false)
-	}
 }
 
 // follow watches from rv until the watch ends, returning the last resource
@@ -97,6 +99,7 @@ func (p *Placements) follow(ctx context.Context, res dynamic.NamespaceableResour
 		case watch.Deleted:
 			p.observeObject(u, true)
 		}
+		p.seen(rv)
 	}
 	return rv, nil
 }
@@ -109,6 +112,50 @@ func (p *Placements) observeObject(u *unstructured.Unstructured, deleted bool) {
 	p.Observe(v.Key, !deleted && v.HasAdmission && !v.Finished(), v.Evicted(), topologyAssignment(u), time.Now())
 }
 
+// observeSnapshot takes a list, one consistent state, in two passes: first
+// every holder that is gone, released or placed elsewhere lets go, then
+// the rest are admitted. Usage only grows in the second pass, so an
+// over-placement it finds is one the snapshot has.
+func (p *Placements) observeSnapshot(items []unstructured.Unstructured) {
+	type state struct {
+		holds, evicted bool
+		assignment     map[string]any
+	}
+	now := time.Now()
+	states := make(map[string]state, len(items))
+	keys := make([]string, 0, len(items))
+	for i := range items {
+		v, err := viewOf(&items[i])
+		if err != nil {
+			continue
+		}
+		states[v.Key] = state{v.HasAdmission && !v.Finished(), v.Evicted(), topologyAssignment(&items[i])}
+		keys = append(keys, v.Key)
+	}
+	p.mu.Lock()
+	for key, h := range p.holding {
+		s, ok := states[key]
+		if !ok || !s.holds || !p.samePlacement(h, s.assignment) {
+			p.release(key)
+		}
+	}
+	p.mu.Unlock()
+	slices.Sort(keys)
+	for _, key := range keys {
+		s := states[key]
+		p.Observe(key, s.holds, s.evicted, s.assignment, now)
+	}
+}
+
+// samePlacement is whether a holder's placement is the assignment's.
+func (p *Placements) samePlacement(h held, assignment map[string]any) bool {
+	if assignment == nil {
+		return h.placed == nil
+	}
+	placed, err := p.target.placement(assignment)
+	return err == nil && slices.Equal(placed, h.placed)
+}
+
 func (p *Placements) gap() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -116,18 +163,39 @@ func (p *Placements) gap() {
 	p.example("the placement watch lost its place and listed again (gap %d)", p.stats.WatchGaps)
 }
 
-// compareRV orders etcd resource versions, which are numbers.
-func compareRV(a, b string) int {
-	x, errA := strconv.ParseUint(a, 10, 64)
-	y, errB := strconv.ParseUint(b, 10, 64)
-	if errA != nil || errB != nil {
-		panic(fmt.Sprintf("resource versions %q, %q are not numbers", a, b))
+// seen records how far the watch has come.
+func (p *Placements) seen(rv string) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return
 	}
-	switch {
-	case x < y:
-		return -1
-	case x > y:
-		return 1
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.at = max(p.at, n)
+}
+
+// CatchUp waits until the watch has seen rv (the newest version of any
+// workload the run saw), so the check ends where the run did; it gives up
+// at timeout, counting the check as behind.
+func (p *Placements) CatchUp(ctx context.Context, rv string, timeout time.Duration) {
+	if p == nil {
+		return
 	}
-	return 0
+	want, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		p.mu.Lock()
+		at := p.at
+		if at < want && (time.Now().After(deadline) || ctx.Err() != nil) {
+			p.stats.Behind = true
+		}
+		p.mu.Unlock()
+		if at >= want || p.Stats().Behind {
+			return
+		}
+		pause(ctx)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -158,4 +159,50 @@ func (p *Process) tailLog(n int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// machineTicks are the machine's CPU ticks since boot, all cores: busy and
+// in all (/proc/stat's first line; idle and iowait are not busy).
+func machineTicks() (busy, total float64, err error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 6 || fields[0] != "cpu" {
+		return 0, 0, fmt.Errorf("unexpected /proc/stat line %q", line)
+	}
+	for i, f := range fields[1:] {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total, nil
+}
+
+// machineLoad measures the share of all cores busy, and the harness's own
+// CPU seconds, from start until its result is called.
+func machineLoad() (func() (busyShare, harnessCPU float64), error) {
+	busy0, total0, err := machineTicks()
+	if err != nil {
+		return nil, err
+	}
+	self0, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return nil, err
+	}
+	return func() (float64, float64) {
+		busy1, total1, err1 := machineTicks()
+		self1, err2 := cpuSeconds(os.Getpid())
+		if err1 != nil || err2 != nil || total1 <= total0 {
+			return math.NaN(), math.NaN()
+		}
+		return (busy1 - busy0) / (total1 - total0), self1 - self0
+	}, nil
 }

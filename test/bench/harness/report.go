@@ -120,6 +120,12 @@ func placementMetrics() []metric {
 		{"admissions without a placement", stat(func(p *PlacementStats) int { return p.Unplaced }), "%.0f", false},
 		{"invalid placements", stat(func(p *PlacementStats) int { return p.Invalid }), "%.0f", false},
 		{"placement watch gaps (check exact only at 0)", stat(func(p *PlacementStats) int { return p.WatchGaps }), "%.0f", false},
+		{"placement check behind at the run's end (runs)", stat(func(p *PlacementStats) int {
+			if p.Behind {
+				return 1
+			}
+			return 0
+		}), "%.0f", false},
 		{"peak node cpu admitted (%)", func(r *Result) float64 {
 			if r.Placement == nil {
 				return 0
@@ -141,7 +147,17 @@ func apiServerMetrics() []metric {
 			return f(r.APIServer)
 		}
 	}
+	measured := func(f func(*Result) float64) func(*Result) float64 {
+		return func(r *Result) float64 {
+			if x := f(r); x > 0 {
+				return x
+			}
+			return math.NaN()
+		}
+	}
 	return []metric{
+		{"machine CPU busy, all processes (% of all cores)", measured(func(r *Result) float64 { return 100 * r.MachineBusy }), "%.0f", false},
+		{"harness CPU (s)", measured(func(r *Result) float64 { return r.HarnessCPUSeconds }), "%.1f", false},
 		{"API server cores busy (CPU s / wall s)", func(r *Result) float64 {
 			if r.WallSeconds == 0 {
 				return math.NaN()

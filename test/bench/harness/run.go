@@ -93,6 +93,13 @@ type Result struct {
 	// APIServerCPUSeconds is the API server's CPU time during the run:
 	// what all clients' requests cost it.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// MachineBusy is the share of all the machine's cores busy during the
+	// run (every process: API server, etcd, target, harness); 0
+	// in runs recorded before it was measured.
+	MachineBusy float64 `json:"machineBusy,omitempty"`
+	// HarnessCPUSeconds is the harness's own CPU during the run (generator,
+	// kubelet, checks).
+	HarnessCPUSeconds float64 `json:"harnessCPUSeconds,omitempty"`
 	// APIServer is the API server's own account of the run, when sampled.
 	APIServer *APIServerLoad `json:"apiServer,omitempty"`
 	// Placement is the check of every admitted placement against the
@@ -199,6 +206,10 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err := sampler.Start(watchCtx); err != nil {
 		return nil, err
 	}
+	machine, err := machineLoad()
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if pprofAddr != "" {
 		go profile(watchCtx, pprofAddr, spec.Profile, spec.Dir)
@@ -209,6 +220,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 		return nil, err
 	}
 	end := time.Now()
+	busy, harnessCPU := machine()
 	apiCPU1, err := api.CPUSeconds()
 	if err != nil {
 		return nil, err
@@ -217,6 +229,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	placements.CatchUp(ctx, kubelet.NewestVersion(), 30*time.Second)
 	usage, err := proc.Stop()
 	if err != nil {
 		return nil, err
@@ -237,6 +250,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	}
 	res.APIServerCPUSeconds = apiCPU1 - apiCPU0
 	res.APIServer = load
+	res.MachineBusy, res.HarnessCPUSeconds = busy, harnessCPU
 	res.RequestsPerWorkload = map[string]float64{}
 	for verb, n := range reqs.ByVerb {
 		res.RequestsPerWorkload[verb] = float64(n) / float64(res.Workloads)
