@@ -276,6 +276,9 @@ func loadOf(samples []apiSample, minWindow time.Duration) *APIServerLoad {
 	}
 	first, last := samples[0], samples[len(samples)-1]
 	secs := last.at.Sub(first.at).Seconds()
+	if secs <= 0 {
+		return l
+	}
 	l.MutatingPerSecond = (last.mutating - first.mutating) / secs
 	l.ReadsPerSecond = (last.reads - first.reads) / secs
 	mut := last.mutatingHist.minus(first.mutatingHist)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,7 +200,7 @@ func machineLoad() (func() (busyShare, harnessCPU float64), error) {
 		busy1, total1, err1 := machineTicks()
 		self1, err2 := cpuSeconds(os.Getpid())
 		if err1 != nil || err2 != nil || total1 <= total0 {
-			return math.NaN(), math.NaN()
+			return 0, 0 // not measured (JSON has no NaN)
 		}
 		return (busy1 - busy0) / (total1 - total0), self1 - self0
 	}, nil

@@ -85,12 +85,16 @@ func TestSmokeCompare(t *testing.T) {
 		if r.AdmissionsPerSecond <= 0 || r.Utilization <= 0 || r.Utilization > 1 {
 			t.Errorf("%s: %.1f admissions/s, utilization %.2f", r.Target, r.AdmissionsPerSecond, r.Utilization)
 		}
+		if r.MachineBusy <= 0 || r.MachineBusy > 1 || r.HarnessCPUSeconds <= 0 {
+			t.Errorf("%s: machine busy %.2f, harness CPU %.1f s", r.Target, r.MachineBusy, r.HarnessCPUSeconds)
+		}
 		if r.Usage.CPUSeconds <= 0 || r.Usage.MaxRSSMiB <= 0 {
 			t.Errorf("%s: no rusage of the child: %+v", r.Target, r.Usage)
 		}
 		// The API server's own metrics: every workload was created, so
-		// writes were served and timed.
-		if l := r.APIServer; l == nil || l.Samples < 2 || l.MutatingPerSecond <= 0 || l.MutatingP99 <= 0 || l.PeakInflightMutating+l.PeakInflightReads <= 0 {
+		// writes were served and timed (in-flight peaks are sampled and
+		// may miss a short run's load).
+		if l := r.APIServer; l == nil || l.Samples < 2 || l.MutatingPerSecond <= 0 || l.MutatingP99 <= 0 {
 			t.Errorf("%s: API server load not measured: %+v", r.Target, l)
 		}
 		// Every admission is at least one status write by the target.
