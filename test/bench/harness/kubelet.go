@@ -105,7 +105,7 @@ func (k *Kubelet) NewestVersion() string {
 	var newest uint64
 	for _, o := range k.informer.GetStore().List() {
 		if u, ok := o.(*unstructured.Unstructured); ok {
-			if n, err := strconv.ParseUint(u.GetResourceVersion(), 10, 64); err == nil {
+			if n, ok := rvNumber(u.GetResourceVersion()); ok {
 				newest = max(newest, n)
 			}
 		}

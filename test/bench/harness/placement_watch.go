@@ -48,19 +48,12 @@ func (p *Placements) watchFrom(ctx context.Context, res dynamic.NamespaceableRes
 			for rv = ""; rv == "" && ctx.Err() == nil; {
 				if rv, err = p.list(ctx, res, selector); err != nil {
 					rv = ""
-					pause(ctx)
+					sleepUntil(ctx, time.Now().Add(100*time.Millisecond))
 				}
 			}
 		default:
-			pause(ctx)
+			sleepUntil(ctx, time.Now().Add(100*time.Millisecond))
 		}
-	}
-}
-
-func pause(ctx context.Context) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(100 * time.Millisecond):
 	}
 }
 
@@ -165,8 +158,8 @@ func (p *Placements) gap() {
 
 // seen records how far the watch has come.
 func (p *Placements) seen(rv string) {
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
+	n, ok := rvNumber(rv)
+	if !ok {
 		return
 	}
 	p.mu.Lock()
@@ -181,8 +174,8 @@ func (p *Placements) CatchUp(ctx context.Context, rv string, timeout time.Durati
 	if p == nil {
 		return
 	}
-	want, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
+	want, ok := rvNumber(rv)
+	if !ok {
 		return
 	}
 	deadline := time.Now().Add(timeout)
@@ -196,6 +189,13 @@ func (p *Placements) CatchUp(ctx context.Context, rv string, timeout time.Durati
 		if at >= want || p.Stats().Behind {
 			return
 		}
-		pause(ctx)
+		sleepUntil(ctx, time.Now().Add(100*time.Millisecond))
 	}
+}
+
+// rvNumber reads an etcd resource version, which the harness's API server
+// makes a number (opaque to clients in general).
+func rvNumber(rv string) (uint64, bool) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	return n, err == nil
 }

@@ -147,7 +147,7 @@ func apiServerMetrics() []metric {
 			return f(r.APIServer)
 		}
 	}
-	measured := func(f func(*Result) float64) func(*Result) float64 {
+	positive := func(f func(*Result) float64) func(*Result) float64 {
 		return func(r *Result) float64 {
 			if x := f(r); x > 0 {
 				return x
@@ -156,8 +156,8 @@ func apiServerMetrics() []metric {
 		}
 	}
 	return []metric{
-		{"machine CPU busy, all processes (% of all cores)", measured(func(r *Result) float64 { return 100 * r.MachineBusy }), "%.0f", false},
-		{"harness CPU (s)", measured(func(r *Result) float64 { return r.HarnessCPUSeconds }), "%.1f", false},
+		{"machine CPU busy, all processes (% of all cores)", positive(func(r *Result) float64 { return 100 * r.MachineBusy }), "%.0f", false},
+		{"harness CPU (s)", positive(func(r *Result) float64 { return r.HarnessCPUSeconds }), "%.1f", false},
 		{"API server cores busy (CPU s / wall s)", func(r *Result) float64 {
 			if r.WallSeconds == 0 {
 				return math.NaN()
