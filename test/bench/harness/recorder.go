@@ -19,7 +19,15 @@ type Recorder struct {
 	// overdue counts the evictions of workloads that had held quota past
 	// their runtime (wlView.heldPastRuntime): the harness's kubelet was late
 	// to finish them, and on time there would have been nothing to evict.
-	overdue  int
+	overdue int
+	// overdueSeenLate counts the overdue evictions whose admission the
+	// kubelet had not seen early enough for its runtime to end before the
+	// eviction (kubeletLate): its watch, not its write, was late.
+	overdueSeenLate int
+	// seenLags are how long after the scheduler's QuotaReserved time the
+	// harness saw each admission (ms; that time is whole seconds, so up to
+	// 1 s more than the real lag).
+	seenLags []float64
 	finished int
 	// changed is signalled on every finish, for waiters.
 	changed chan struct{}
@@ -96,24 +104,49 @@ func (w *wlView) heldPastRuntime() bool {
 	return held > time.Duration(w.RuntimeMs)*time.Millisecond+overdueSlack
 }
 
+// kubeletLate reports whether the kubelet, which finishes a workload its
+// runtime after it saw the admission, had not seen it early enough to
+// finish it before the scheduler's Evicted time (whole seconds, so up to a
+// second after it): seen is zero when it saw the admission only with the
+// eviction.
+func (w *wlView) kubeletLate(seen time.Time) bool {
+	evicted := meta.FindStatusCondition(w.Conditions, "Evicted")
+	if evicted == nil {
+		return false
+	}
+	due := seen.Add(time.Duration(w.RuntimeMs) * time.Millisecond)
+	return seen.IsZero() || due.After(evicted.LastTransitionTime.Add(time.Second))
+}
+
+// seenLag is how long after the scheduler's QuotaReserved time the
+// harness saw the admission, false without that condition.
+func (w *wlView) seenLag(at time.Time) (time.Duration, bool) {
+	reserved := meta.FindStatusCondition(w.Conditions, "QuotaReserved")
+	if reserved == nil || reserved.Status != metav1.ConditionTrue {
+		return 0, false
+	}
+	return at.Sub(reserved.LastTransitionTime.Time), true
+}
+
 // Observe records the transitions a new version of a workload shows.
 func (r *Recorder) Observe(v *wlView, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.timeline(v.Key)
 	admitted, evicted, finished := v.Admitted(), v.Evicted(), v.Finished()
+	seen := t.holding
 	if admitted && !finished && !t.wasAdmitted {
 		r.admissions = append(r.admissions, at)
 		if t.admitted.IsZero() {
 			t.admitted = at
 		}
 		t.holding = at
+		if lag, ok := v.seenLag(at); ok {
+			r.seenLags = append(r.seenLags, float64(lag.Microseconds())/1000)
+		}
 	}
 	if evicted && !t.wasEvicted {
-		r.evictions++
-		if v.heldPastRuntime() {
-			r.overdue++
-		}
+		r.countEviction(v, seen)
 	}
 	if !t.holding.IsZero() && (finished || !v.HasAdmission) {
 		t.holds = append(t.holds, span{from: t.holding, to: at})
@@ -128,6 +161,20 @@ func (r *Recorder) Observe(v *wlView, at time.Time) {
 		}
 	}
 	t.wasAdmitted, t.wasEvicted, t.wasFinished = admitted && !finished, evicted, finished
+}
+
+// countEviction counts an eviction, whether its victim had held quota past
+// its runtime and, if so, whether the kubelet had seen its admission late;
+// seen is when the harness saw the admission, zero if only with this.
+func (r *Recorder) countEviction(v *wlView, seen time.Time) {
+	r.evictions++
+	if !v.heldPastRuntime() {
+		return
+	}
+	r.overdue++
+	if v.kubeletLate(seen) {
+		r.overdueSeenLate++
+	}
 }
 
 // Finished is how many workloads finished so far.

@@ -36,3 +36,42 @@ func TestEvictionsOverdue(t *testing.T) {
 		t.Errorf("evictions %d, overdue %d; want 2, 1", res.Evictions, res.EvictionsOverdue)
 	}
 }
+
+// TestOverdueEvictionsSeenLate splits the overdue evictions by whether the
+// harness's watch delivered the admission too late for the kubelet's
+// runtime to end before the eviction (seen late, or first seen together
+// with the eviction) or delivered it in time and the finish write lagged;
+// and measures each admission's lag behind the scheduler's time.
+func TestOverdueEvictionsSeenLate(t *testing.T) {
+	r := NewRecorder()
+	t0 := time.Date(2026, 12, 6, 16, 1, 43, 0, time.UTC)
+	conds := func(evictedAfter time.Duration) []metav1.Condition {
+		c := []metav1.Condition{
+			{Type: "QuotaReserved", Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)},
+			{Type: "Admitted", Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0)},
+		}
+		if evictedAfter > 0 {
+			c = append(c, metav1.Condition{Type: "Evicted", Status: metav1.ConditionTrue, LastTransitionTime: metav1.NewTime(t0.Add(evictedAfter))})
+		}
+		return c
+	}
+	view := func(key string, evictedAfter time.Duration) *wlView {
+		return &wlView{Key: key, RuntimeMs: 200, HasAdmission: true, Conditions: conds(evictedAfter)}
+	}
+	for _, key := range []string{"seen-late", "seen-in-time", "seen-with-eviction"} {
+		r.Created(key, "small", 1000, t0)
+	}
+	r.Observe(view("seen-late", 0), t0.Add(4*time.Second))
+	r.Observe(view("seen-in-time", 0), t0.Add(100*time.Millisecond))
+	r.Observe(view("seen-late", 3*time.Second), t0.Add(5*time.Second))
+	r.Observe(view("seen-in-time", 3*time.Second), t0.Add(5*time.Second))
+	r.Observe(view("seen-with-eviction", 3*time.Second), t0.Add(5*time.Second))
+
+	res := r.result(Plan{}, t0)
+	if res.EvictionsOverdue != 3 || res.EvictionsOverdueSeenLate != 2 {
+		t.Errorf("overdue %d, seen late %d; want 3, 2", res.EvictionsOverdue, res.EvictionsOverdueSeenLate)
+	}
+	if lag := res.AdmissionSeenLag; lag.Count != 3 || lag.P50 != 4000 || lag.Max != 5000 {
+		t.Errorf("admission lag %+v; want 3 samples, p50 4000 ms, max 5000 ms", lag)
+	}
+}

@@ -92,6 +92,9 @@ func metrics(classes []string) []metric {
 		metric{"quota utilization (%)", func(r *Result) float64 { return 100 * r.Utilization }, "%.1f", true},
 		metric{"evictions", func(r *Result) float64 { return float64(r.Evictions) }, "%.0f", false},
 		metric{"evictions of workloads past their runtime", func(r *Result) float64 { return float64(r.EvictionsOverdue) }, "%.0f", false},
+		metric{"of which the kubelet saw the admission too late", lagMeasured(func(r *Result) float64 { return float64(r.EvictionsOverdueSeenLate) }), "%.0f", false},
+		metric{"kubelet saw admissions, lag p50 (ms, up to 1 s over)", lagMeasured(func(r *Result) float64 { return r.AdmissionSeenLag.P50 }), "%.0f", false},
+		metric{"kubelet saw admissions, lag p99 (ms, up to 1 s over)", lagMeasured(func(r *Result) float64 { return r.AdmissionSeenLag.P99 }), "%.0f", false},
 		metric{"controller CPU (s)", func(r *Result) float64 { return r.Usage.CPUSeconds }, "%.1f", false},
 		metric{"controller max RSS (MiB)", func(r *Result) float64 { return r.Usage.MaxRSSMiB }, "%.0f", false},
 		metric{"API server CPU (s)", func(r *Result) float64 { return r.APIServerCPUSeconds }, "%.1f", false},
@@ -101,6 +104,17 @@ func metrics(classes []string) []metric {
 			return r.RequestsPerWorkload["get"] + r.RequestsPerWorkload["list"]
 		}, "%.2f", false},
 	)
+}
+
+// lagMeasured is f for runs that measured the kubelet's lag, NaN (left
+// out) for runs recorded before it was.
+func lagMeasured(f func(*Result) float64) func(*Result) float64 {
+	return func(r *Result) float64 {
+		if r.AdmissionSeenLag.Count == 0 {
+			return math.NaN()
+		}
+		return f(r)
+	}
 }
 
 // placementMetrics are the rows of the placement check of a

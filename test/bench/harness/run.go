@@ -80,8 +80,18 @@ type Result struct {
 	// EvictionsOverdue are the evictions of workloads that had held quota
 	// past their runtime when evicted, by the scheduler's condition times:
 	// the harness's kubelet had not yet finished them (wlView.heldPastRuntime).
-	EvictionsOverdue int   `json:"evictionsOverdue"`
-	Usage            Usage `json:"usage"`
+	EvictionsOverdue int `json:"evictionsOverdue"`
+	// EvictionsOverdueSeenLate are those of EvictionsOverdue whose admission
+	// the harness's watch delivered too late for the kubelet's runtime to
+	// end before the eviction (wlView.kubeletLate); not counted in runs
+	// whose AdmissionSeenLag is empty (recorded before it was).
+	EvictionsOverdueSeenLate int `json:"evictionsOverdueSeenLate"`
+	// AdmissionSeenLag is how long after the scheduler's QuotaReserved time
+	// the harness (its kubelet) saw each admission; that time is whole
+	// seconds, so each lag is up to 1 s longer than the real one. Count 0
+	// in runs recorded before it was measured.
+	AdmissionSeenLag Distribution `json:"admissionSeenLag"`
+	Usage            Usage        `json:"usage"`
 	// Requests are the target's API requests.
 	Requests Requests `json:"requests"`
 	// RequestsPerWorkload is Requests.ByVerb divided by the workloads.
@@ -287,6 +297,7 @@ func (r *Recorder) result(plan Plan, start time.Time) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res := &Result{Workloads: len(r.workloads), Finished: r.finished, Evictions: r.evictions, EvictionsOverdue: r.overdue,
+		EvictionsOverdueSeenLate: r.overdueSeenLate, AdmissionSeenLag: Summarize(r.seenLags),
 		TimeToAdmission: map[string]Distribution{}, Samples: map[string][]float64{}}
 	var lastAdmit, lastFinish time.Time
 	var held float64
