@@ -33,6 +33,18 @@ type CompareSpec struct {
 	// RunTimeout stops a run that has not finished by then (0: Run's
 	// default of 30 minutes).
 	RunTimeout time.Duration
+	// StartBy, when set, is the last time a run may start: the runs left
+	// after it are skipped, for a later invocation to resume.
+	StartBy time.Time
+}
+
+// tooLate reports, and logs once per caller, that no run may start now.
+func tooLate(startBy time.Time, log io.Writer) bool {
+	if startBy.IsZero() || time.Now().Before(startBy) {
+		return false
+	}
+	fmt.Fprintf(log, "no run starts after %s: the runs left are for a later invocation\n", startBy.Format(time.RFC3339))
+	return true
 }
 
 // Compare runs the comparison and writes results.json, results.md and
@@ -55,6 +67,9 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 			for _, t := range spec.Targets {
 				if runsDone(results, t.Name, mode) >= rep {
 					continue
+				}
+				if tooLate(spec.StartBy, spec.Log) {
+					return writeReport(spec.Out, results, spec.Calibration, plan, spec.ConfigName, spec.Timeline, spec.Log)
 				}
 				dir := filepath.Join(spec.Out, "runs", fmt.Sprintf("%s-%s-%d", t.Name, mode, rep))
 				began := time.Now()

@@ -46,6 +46,10 @@ type FullSpec struct {
 	// RunTimeout stops a run that has not finished by then (0: Run's
 	// default).
 	RunTimeout time.Duration
+	// StartBy, when set, is the last time a run may start; the invocation
+	// then calibrates the suite it was in and reports, and a later one
+	// resumes (a session ends before a 50k suite does).
+	StartBy time.Time
 }
 
 // Full runs the comparison and writes Out/report.md: per suite and mode,
@@ -64,7 +68,7 @@ func Full(ctx context.Context, spec FullSpec) error {
 		if err != nil {
 			return err
 		}
-		if pending == 0 {
+		if pending == 0 || tooLate(spec.StartBy, spec.Log) {
 			continue
 		}
 		cal, err := calibrateSuite(ctx, spec, dir, "start")
@@ -170,7 +174,7 @@ func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string, cal *
 	}
 	return Compare(ctx, CompareSpec{Config: cfg, ConfigName: filepath.Base(s.Config), Targets: spec.Targets,
 		Modes: spec.Modes, Reps: spec.Reps, Out: dir, Log: spec.Log, Calibration: cal, Resume: true,
-		RunTimeout: spec.RunTimeout})
+		RunTimeout: spec.RunTimeout, StartBy: spec.StartBy})
 }
 
 // sweepReps runs the sweep's depths per mode and repetition, the targets
@@ -186,6 +190,9 @@ func sweepReps(ctx context.Context, spec FullSpec, s Suite, dir string) error {
 				for _, t := range spec.Targets {
 					if sweepsDone(results, t.Name, mode, depth) >= rep {
 						continue
+					}
+					if tooLate(spec.StartBy, spec.Log) {
+						return nil
 					}
 					run := filepath.Join(dir, "runs", fmt.Sprintf("%s-%s-%d-%d", t.Name, mode, depth, rep))
 					r, err := Sweep(ctx, t, depth, mode, run, DefaultSweepParams)

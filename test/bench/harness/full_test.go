@@ -101,3 +101,60 @@ func TestQueueStatusWrites(t *testing.T) {
 		t.Errorf("queue status writes per workload = %v, want 0.5", got)
 	}
 }
+
+// TestFullStartByPassed: once the last start time has passed, a suite with
+// runs left starts none and is not calibrated (no API server is started),
+// and the report of what is recorded is still written, for the next
+// invocation to resume from.
+func TestFullStartByPassed(t *testing.T) {
+	out := t.TempDir()
+	dir := filepath.Join(out, "quick")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rs := []*Result{{Target: "muster", Mode: Parity, AdmissionsPerSecond: 40}, {Target: "kueue", Mode: Parity, AdmissionsPerSecond: 20}}
+	if err := writeResults(dir, rs); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	spec := FullSpec{Suites: []Suite{{Name: "quick", Config: "../configs/smoke.yaml"}}, Targets: []Target{{Name: "muster"}, {Name: "kueue"}},
+		Modes: []string{Parity}, Reps: 3, Out: out, Log: &log, StartBy: time.Now().Add(-time.Minute)}
+	if err := Full(t.Context(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, calibrationsFile)); !os.IsNotExist(err) {
+		t.Errorf("a suite that starts no run was calibrated (%v)", err)
+	}
+	if !strings.Contains(log.String(), "no run starts after") {
+		t.Errorf("log does not say why nothing ran:\n%s", log.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.md")); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+}
+
+// TestCompareStartByPassed: a comparison past its last start time runs
+// nothing more and writes the report of the runs it has.
+func TestCompareStartByPassed(t *testing.T) {
+	out := t.TempDir()
+	cfg, err := LoadConfig("../configs/smoke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeResults(out, []*Result{{Target: "muster", Mode: Parity, AdmissionsPerSecond: 40}}); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	spec := CompareSpec{Config: cfg, ConfigName: "smoke.yaml", Targets: []Target{{Name: "muster"}, {Name: "kueue"}}, Modes: []string{Parity},
+		Reps: 2, Out: out, Log: &log, Resume: true, StartBy: time.Now().Add(-time.Second)}
+	if err := Compare(t.Context(), spec); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := LoadResults(out)
+	if err != nil || len(rs) != 1 {
+		t.Errorf("results %d (%v), want the 1 recorded", len(rs), err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.md")); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+}

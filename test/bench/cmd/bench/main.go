@@ -138,10 +138,15 @@ func sweepCmd(ctx context.Context, args []string) error {
 	mode := fs.String("mode", harness.Unthrottled, "Client limits mode.")
 	idleDelay := fs.Duration("idle-delay", 0, "How long after the target settled (no write for 10 s) its idle CPU is measured.")
 	profileIdle := fs.Bool("profile-idle", false, "Save CPU and heap profiles of the target over its idle window (runs/*/idle-{cpu,heap}.pprof).")
+	startFor := fs.Duration("start-runs-for", 0, "Start no run after this long (0: no limit); the invocation then calibrates, reports and stops, and the next resumes.")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
 		return err
+	}
+	var startBy time.Time
+	if *startFor > 0 {
+		startBy = time.Now().Add(*startFor)
 	}
 	ds, err := parseDepths(*depths)
 	if err != nil {
@@ -176,10 +181,15 @@ func fullCmd(ctx context.Context, args []string) error {
 	seconds := fs.Float64("calibration-seconds", 10, "Duration of each calibration measurement.")
 	doc := fs.String("doc", "", "A document whose generated acceptance table is replaced with the report's.")
 	runTimeout := fs.Duration("run-timeout", 90*time.Minute, "Stop a run that has not finished by then (Kueue's 50k large-scale run at parity takes over 30 minutes here).")
+	startFor := fs.Duration("start-runs-for", 0, "Start no run after this long (0: no limit); the invocation then calibrates, reports and stops, and the next resumes.")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
 		return err
+	}
+	var startBy time.Time
+	if *startFor > 0 {
+		startBy = time.Now().Add(*startFor)
 	}
 	ds, err := parseDepths(*depths)
 	if err != nil {
@@ -194,7 +204,8 @@ func fullCmd(ctx context.Context, args []string) error {
 		ss = append(ss, s)
 	}
 	spec := harness.FullSpec{Suites: ss, Targets: targets, Modes: strings.Split(*modes, ","), Reps: *reps, Out: c.out,
-		Log: os.Stdout, MusterCRDs: c.musterCRDs, CalibrationSeconds: *seconds, RunTimeout: *runTimeout}
+		Log: os.Stdout, MusterCRDs: c.musterCRDs, CalibrationSeconds: *seconds, RunTimeout: *runTimeout,
+		StartBy: startBy}
 	if err := harness.Full(ctx, spec); err != nil {
 		return err
 	}
