@@ -138,15 +138,10 @@ func sweepCmd(ctx context.Context, args []string) error {
 	mode := fs.String("mode", harness.Unthrottled, "Client limits mode.")
 	idleDelay := fs.Duration("idle-delay", 0, "How long after the target settled (no write for 10 s) its idle CPU is measured.")
 	profileIdle := fs.Bool("profile-idle", false, "Save CPU and heap profiles of the target over its idle window (runs/*/idle-{cpu,heap}.pprof).")
-	startFor := fs.Duration("start-runs-for", 0, "Start no run after this long (0: no limit); the invocation then calibrates, reports and stops, and the next resumes.")
 	_ = fs.Parse(args)
 	targets, err := c.targetList()
 	if err != nil {
 		return err
-	}
-	var startBy time.Time
-	if *startFor > 0 {
-		startBy = time.Now().Add(*startFor)
 	}
 	ds, err := parseDepths(*depths)
 	if err != nil {
