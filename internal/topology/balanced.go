@@ -49,6 +49,8 @@ type balanceRun struct {
 	L, S    int
 	nested  bool // balance domains are the children of level-L domains
 	n, need int64
+	// counts is scratch for the slice counts a threshold reads.
+	counts []int64
 }
 
 // placeBalanced places the plan balanced, or returns false (nothing
@@ -100,12 +102,18 @@ func (r *balanceRun) groups() [][2]int {
 func (r *balanceRun) domains(lo, hi int) []bdom {
 	y := r.f.y
 	doms := make([]bdom, 0, hi-lo)
+	var kids []bdom // one array for all the children, each domain a part
+	if r.nested {
+		kids = make([]bdom, 0, int(y.child[r.L][hi])-int(y.child[r.L][lo]))
+	}
 	for j := lo; j < hi; j++ {
 		d := r.f.bdomAt(r.L, j)
 		if r.nested {
+			first := len(kids)
 			for c := int(y.child[r.L][j]); c < int(y.child[r.L][j+1]); c++ {
-				d.kids = append(d.kids, r.f.bdomAt(r.L+1, c))
+				kids = append(kids, r.f.bdomAt(r.L+1, c))
 			}
+			d.kids = kids[first:len(kids):len(kids)]
 		}
 		doms = append(doms, d)
 	}
@@ -132,20 +140,31 @@ func (r *balanceRun) balanceDomains(doms []bdom) []bdom {
 // threshold is the most slices each balance domain can take when the
 // fewest of them hold the set; 0 when they cannot.
 func (r *balanceRun) threshold(doms []bdom) int64 {
-	k, last, ok := greedy(r.balanceDomains(doms), r.n)
+	r.counts = r.counts[:0]
+	for _, d := range doms {
+		if !r.nested {
+			r.counts = append(r.counts, d.slices)
+			continue
+		}
+		for _, k := range d.kids {
+			r.counts = append(r.counts, k.slices)
+		}
+	}
+	k, last, ok := fewestHolding(r.counts, r.n)
 	if !ok {
 		return 0
 	}
-	return min(r.n/int64(k), last.slices)
+	return min(r.n/int64(k), last)
 }
 
 // prune drops the balance domains holding fewer than t slices, and the
-// level-L domains left with fewer than t.
+// level-L domains left with fewer than t. It filters doms and their
+// children in place: they are not read again.
 func (r *balanceRun) prune(doms []bdom, t int64) []bdom {
-	out := make([]bdom, 0, len(doms))
+	out := doms[:0]
 	for _, d := range doms {
 		if r.nested {
-			kept := bdom{j: d.j}
+			kept := bdom{j: d.j, kids: d.kids[:0]}
 			for _, k := range d.kids {
 				if k.slices >= t {
 					kept.kids = append(kept.kids, k)
@@ -207,18 +226,36 @@ func (r *balanceRun) fewestLeast(doms []bdom) []bdom {
 	return leastSubset(doms, m, r.need)
 }
 
-// greedy takes the domains holding the most slices first (then the fewest
-// pods, then the first) until they hold n: how many it took, the last one,
-// and whether they held n.
-func greedy(doms []bdom, n int64) (int, bdom, bool) {
-	sorted := slices.SortedFunc(slices.Values(doms), byCapacity)
+// greedy takes the domains holding the most slices first until they hold
+// n: how many it took, how many slices the last one holds, and whether
+// they held n. Which of equal domains is taken does not change either
+// count, so only the counts are sorted.
+func greedy(doms []bdom, n int64) (int, int64, bool) {
+	counts := make([]int64, len(doms))
+	for i, d := range doms {
+		counts[i] = d.slices
+	}
+	return fewestHolding(counts, n)
+}
+
+// fewestHolding is greedy on the slice counts alone; it reorders counts.
+// A placement is a few slices over hundreds of nodes, so the largest count
+// alone usually holds them and nothing is sorted.
+func fewestHolding(counts []int64, n int64) (int, int64, bool) {
+	if len(counts) == 0 {
+		return 0, 0, false
+	}
+	if top := slices.Max(counts); top >= n {
+		return 1, top, true
+	}
+	slices.Sort(counts)
 	var sum int64
-	for i, d := range sorted {
-		if sum += d.slices; sum >= n {
-			return i + 1, d, true
+	for i := len(counts) - 1; i >= 0; i-- {
+		if sum += counts[i]; sum >= n {
+			return len(counts) - i, counts[i], true
 		}
 	}
-	return 0, bdom{}, false
+	return 0, 0, false
 }
 
 // byCapacity orders domains by slices held, descending, then pods held,
@@ -279,26 +316,41 @@ func leastSubset(doms []bdom, m int, need int64) []bdom {
 		total += d.pods
 	}
 	words := int(total/64) + 1
-	if total < need {
+	switch {
+	case total < need:
+		return nil
+	case m == 1:
+		return leastOne(doms, need)
+	case (len(doms)+1)*(m+1)*words > subsetBudget:
+		return largest(doms, m, need)
+	}
+	return subsetTable(doms, m, need, words)
+}
+
+// largest is the m domains holding the most, nil if they fall short.
+func largest(doms []bdom, m int, need int64) []bdom {
+	top := slices.SortedFunc(slices.Values(doms), byCapacity)[:m]
+	var sum int64
+	for _, d := range top {
+		sum += d.pods
+	}
+	if sum < need {
 		return nil
 	}
-	if (len(doms)+1)*(m+1)*words > subsetBudget {
-		largest := slices.SortedFunc(slices.Values(doms), byCapacity)[:m]
-		var sum int64
-		for _, d := range largest {
-			sum += d.pods
-		}
-		if sum < need {
-			return nil
-		}
-		return largest
-	}
-	// reach[i][c] has bit s set when c of doms[i:] sum to s pods.
+	return top
+}
+
+// subsetTable is leastSubset by the table of sums, words wide.
+func subsetTable(doms []bdom, m int, need int64, words int) []bdom {
+	// reach[i][c] has bit s set when c of doms[i:] sum to s pods; one
+	// array holds them all.
+	table := make(bitset, (len(doms)+1)*(m+1)*words)
 	reach := make([][]bitset, len(doms)+1)
 	for i := len(doms); i >= 0; i-- {
 		reach[i] = make([]bitset, m+1)
 		for c := range reach[i] {
-			reach[i][c] = make(bitset, words)
+			at := (i*(m+1) + c) * words
+			reach[i][c] = table[at : at+words : at+words]
 		}
 		if i == len(doms) {
 			reach[i][0].set(0)
@@ -323,6 +375,21 @@ func leastSubset(doms []bdom, m int, need int64) []bdom {
 		}
 	}
 	return out
+}
+
+// leastOne is leastSubset of one domain: the first of those holding the
+// fewest pods that still hold need.
+func leastOne(doms []bdom, need int64) []bdom {
+	best := -1
+	for i, d := range doms {
+		if d.pods >= need && (best < 0 || d.pods < doms[best].pods) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return []bdom{doms[best]}
 }
 
 // bitset is a set of small non-negative integers.

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -165,6 +166,9 @@ func TestLeastSubset(t *testing.T) {
 		{d(5, 5, 5), 2, 10, []int{0, 1}},
 		{d(3, 3), 2, 10, nil},
 		{d(100, 100), 2, 10, []int{0, 1}},
+		{d(30, 12, 40, 12, 11), 1, 12, []int{1}},
+		{d(30, 12, 40), 1, 41, nil},
+		{d(5, 9, 7), 1, 0, []int{0}},
 	} {
 		if got := js(leastSubset(tc.doms, tc.m, tc.need)); !slices.Equal(got, tc.want) {
 			t.Errorf("%v m=%d need=%d: got %v, want %v", js(tc.doms), tc.m, tc.need, got, tc.want)
@@ -190,5 +194,31 @@ func TestLeastSubsetBeyondItsTable(t *testing.T) {
 	}
 	if leastSubset(doms, 3, 400) != nil {
 		t.Error("three domains of at most 106 pods cannot hold 400")
+	}
+}
+
+// TestLeastSubsetOfOneMatchesTheTable: the single-domain path answers what
+// the table answers for m = 1 (the same domain, the first of the least
+// that holds need), so the table is built only for sets of several.
+func TestLeastSubsetOfOneMatchesTheTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 9))
+	for range 500 {
+		doms := make([]bdom, 1+rng.IntN(12))
+		for i := range doms {
+			p := rng.Int64N(20)
+			doms[i] = bdom{j: i, slices: p, pods: p}
+		}
+		need := rng.Int64N(25)
+		var total int64
+		for _, d := range doms {
+			total += d.pods
+		}
+		if total < need {
+			continue
+		}
+		got, want := leastOne(doms, need), subsetTable(doms, 1, need, int(total/64)+1)
+		if len(got) != len(want) || (len(got) == 1 && got[0].j != want[0].j) {
+			t.Fatalf("%+v need %d: got %+v, table %+v", doms, need, got, want)
+		}
 	}
 }

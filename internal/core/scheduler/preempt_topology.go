@@ -21,7 +21,13 @@ type fitCheck struct {
 	// sim is the cycle's snapshot with copies of the topologies the
 	// admission's flavors use; nil when none has one.
 	sim *Snapshot
+	// bound are the candidates' assignments tied to the copies, made once:
+	// a search frees and takes back the same candidates many times.
+	bound map[boundKey][]*topology.Assignment
 }
+
+// boundKey is a workload's assignments in one topology.
+type boundKey struct{ workload, topology string }
 
 func newFitCheck(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) *fitCheck {
 	fc := &fitCheck{s: s, q: q, wl: wl, adm: adm, need: adm.Usage()}
@@ -95,8 +101,7 @@ func (fc *fitCheck) move(w *core.Workload, take bool) {
 		if ts == nil || ts == fc.s.Topologies[name] {
 			continue // not copied: the preemptor does not place there
 		}
-		for _, a := range as {
-			b := ts.Bind(a)
+		for _, b := range fc.bind(boundKey{w.Key, name}, ts, as) {
 			if take {
 				_ = ts.Apply(b)
 			} else {
@@ -104,4 +109,20 @@ func (fc *fitCheck) move(w *core.Workload, take bool) {
 			}
 		}
 	}
+}
+
+// bind is a workload's assignments tied to a copied topology.
+func (fc *fitCheck) bind(k boundKey, ts *topology.Snapshot, as []*topology.Assignment) []*topology.Assignment {
+	if bs, ok := fc.bound[k]; ok {
+		return bs
+	}
+	bs := make([]*topology.Assignment, len(as))
+	for i, a := range as {
+		bs[i] = ts.Bind(a)
+	}
+	if fc.bound == nil {
+		fc.bound = map[boundKey][]*topology.Assignment{}
+	}
+	fc.bound[k] = bs
+	return bs
 }
