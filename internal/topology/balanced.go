@@ -72,7 +72,7 @@ func (f *fitter) placeBalanced() bool {
 			continue
 		}
 		doms = r.prune(doms, t)
-		k, _, ok := greedy(doms, r.n)
+		k, _, ok := r.greedy(doms)
 		if !ok || (t == bestT && k >= bestK) {
 			continue
 		}
@@ -140,12 +140,15 @@ func (r *balanceRun) balanceDomains(doms []bdom) []bdom {
 // threshold is the most slices each balance domain can take when the
 // fewest of them hold the set; 0 when they cannot.
 func (r *balanceRun) threshold(doms []bdom) int64 {
+	if !r.nested {
+		k, last, ok := r.greedy(doms)
+		if !ok {
+			return 0
+		}
+		return min(r.n/int64(k), last)
+	}
 	r.counts = r.counts[:0]
 	for _, d := range doms {
-		if !r.nested {
-			r.counts = append(r.counts, d.slices)
-			continue
-		}
 		for _, k := range d.kids {
 			r.counts = append(r.counts, k.slices)
 		}
@@ -219,7 +222,7 @@ func (r *balanceRun) place(doms []bdom, t int64) bool {
 // the set's pods (the first such in order); nil when none do.
 func (r *balanceRun) fewestLeast(doms []bdom) []bdom {
 	doms = slices.DeleteFunc(slices.Clone(doms), func(d bdom) bool { return d.slices <= 0 })
-	m, _, ok := greedy(doms, r.n)
+	m, _, ok := r.greedy(doms)
 	if !ok {
 		return nil
 	}
@@ -227,15 +230,15 @@ func (r *balanceRun) fewestLeast(doms []bdom) []bdom {
 }
 
 // greedy takes the domains holding the most slices first until they hold
-// n: how many it took, how many slices the last one holds, and whether
-// they held n. Which of equal domains is taken does not change either
-// count, so only the counts are sorted.
-func greedy(doms []bdom, n int64) (int, int64, bool) {
-	counts := make([]int64, len(doms))
-	for i, d := range doms {
-		counts[i] = d.slices
+// the run's slices: how many it took, how many slices the last one holds,
+// and whether they held them. Which of equal domains is taken does not
+// change either count, so only the counts are sorted.
+func (r *balanceRun) greedy(doms []bdom) (int, int64, bool) {
+	r.counts = r.counts[:0]
+	for _, d := range doms {
+		r.counts = append(r.counts, d.slices)
 	}
-	return fewestHolding(counts, n)
+	return fewestHolding(r.counts, r.n)
 }
 
 // fewestHolding is greedy on the slice counts alone; it reorders counts.
@@ -319,10 +322,10 @@ func leastSubset(doms []bdom, m int, need int64) []bdom {
 	switch {
 	case total < need:
 		return nil
-	case m == 1:
-		return leastOne(doms, need)
 	case (len(doms)+1)*(m+1)*words > subsetBudget:
 		return largest(doms, m, need)
+	case m == 1:
+		return leastOne(doms, need) // what the table would answer
 	}
 	return subsetTable(doms, m, need, words)
 }

@@ -177,7 +177,8 @@ func TestLeastSubset(t *testing.T) {
 }
 
 // TestLeastSubsetBeyondItsTable: a topology too large for the table gets
-// the m domains holding the most, or nothing when even they fall short.
+// the m domains holding the most, or nothing when even they fall short;
+// one domain too.
 func TestLeastSubsetBeyondItsTable(t *testing.T) {
 	doms := make([]bdom, 400)
 	for i := range doms {
@@ -194,6 +195,9 @@ func TestLeastSubsetBeyondItsTable(t *testing.T) {
 	}
 	if leastSubset(doms, 3, 400) != nil {
 		t.Error("three domains of at most 106 pods cannot hold 400")
+	}
+	if one := leastSubset(doms, 1, 50); len(one) != 1 || one[0].pods != 106 {
+		t.Errorf("one domain beyond the table: got %+v, want the largest (106 pods), as for several", one)
 	}
 }
 

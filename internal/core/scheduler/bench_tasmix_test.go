@@ -18,9 +18,10 @@ import (
 // workloads, its pending heads the mix's nine classes (small, medium and
 // large, each required, preferred or balanced at rack level). Most
 // decisions plan a preemption or find no quota, every cycle, which is
-// what the controller repeats while the mix's backlog waits.
+// what the controller repeats while the mix's backlog waits. A cycle here
+// includes taking its snapshot, as the controller's does.
 //
-//	go test ./internal/core/scheduler -run XXX -bench TopologyQuotaBound -benchtime 20x
+//	go test ./internal/core/scheduler -run XXX -bench TopologyQuotaBound -benchtime 10x
 func BenchmarkTopologyQuotaBound(b *testing.B) {
 	for _, perClass := range []int{1, 10} {
 		b.Run(fmt.Sprintf("pending=%d", 30*9*perClass), func(b *testing.B) {
