@@ -38,7 +38,8 @@ type CompareSpec struct {
 	StartBy time.Time
 }
 
-// tooLate reports, and logs once per caller, that no run may start now.
+// tooLate reports, and logs, that no run may start now; callers stop at
+// the first true.
 func tooLate(startBy time.Time, log io.Writer) bool {
 	if startBy.IsZero() || time.Now().Before(startBy) {
 		return false
@@ -62,6 +63,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 			return err
 		}
 	}
+runs:
 	for _, mode := range spec.Modes {
 		for rep := 1; rep <= max(spec.Reps, 1); rep++ {
 			for _, t := range spec.Targets {
@@ -69,7 +71,7 @@ func Compare(ctx context.Context, spec CompareSpec) error {
 					continue
 				}
 				if tooLate(spec.StartBy, spec.Log) {
-					return writeReport(spec.Out, results, spec.Calibration, plan, spec.ConfigName, spec.Timeline, spec.Log)
+					break runs
 				}
 				dir := filepath.Join(spec.Out, "runs", fmt.Sprintf("%s-%s-%d", t.Name, mode, rep))
 				began := time.Now()

@@ -68,22 +68,13 @@ func Full(ctx context.Context, spec FullSpec) error {
 		if err != nil {
 			return err
 		}
-		if pending == 0 || tooLate(spec.StartBy, spec.Log) {
+		if pending == 0 {
 			continue
 		}
-		cal, err := calibrateSuite(ctx, spec, dir, "start")
-		if err != nil {
-			return err
+		if tooLate(spec.StartBy, spec.Log) {
+			break
 		}
-		if s.Depths != nil {
-			err = sweepReps(ctx, spec, s, dir)
-		} else {
-			err = compareSuite(ctx, spec, s, dir, cal)
-		}
-		if err != nil {
-			return fmt.Errorf("suite %s: %w", s.Name, err)
-		}
-		if _, err := calibrateSuite(ctx, spec, dir, "end"); err != nil {
+		if err := runSuite(ctx, spec, s, dir, pending); err != nil {
 			return err
 		}
 	}
@@ -93,6 +84,43 @@ func Full(ctx context.Context, spec FullSpec) error {
 	}
 	fmt.Fprint(spec.Log, report)
 	return os.WriteFile(filepath.Join(spec.Out, "report.md"), []byte(report), 0o644)
+}
+
+// runSuite runs what is left of a suite between two calibrations; when
+// its last start time passed during the first, no run started and the
+// second is not taken (it would bracket nothing).
+func runSuite(ctx context.Context, spec FullSpec, s Suite, dir string, pending int) error {
+	cal, err := calibrateSuite(ctx, spec, dir, "start")
+	if err != nil {
+		return err
+	}
+	if s.Depths != nil {
+		err = sweepReps(ctx, spec, s, dir)
+	} else {
+		err = compareSuite(ctx, spec, s, dir, cal)
+	}
+	if err != nil {
+		return fmt.Errorf("suite %s: %w", s.Name, err)
+	}
+	left, err := pendingRuns(spec, s, dir)
+	if err != nil || left == pending {
+		return err
+	}
+	_, err = calibrateSuite(ctx, spec, dir, "end")
+	return err
+}
+
+// RunsLeft counts the runs of all the suites not recorded yet.
+func RunsLeft(spec FullSpec) (int, error) {
+	n := 0
+	for _, s := range spec.Suites {
+		k, err := pendingRuns(spec, s, filepath.Join(spec.Out, s.Name))
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
 }
 
 // pendingRuns counts the runs of a suite not recorded yet.

@@ -105,17 +105,22 @@ func (w *wlView) heldPastRuntime() bool {
 }
 
 // kubeletLate reports whether the kubelet, which finishes a workload its
-// runtime after it saw the admission, had not seen it early enough to
-// finish it before the scheduler's Evicted time (whole seconds, so up to a
-// second after it): seen is zero when it saw the admission only with the
-// eviction.
+// runtime after it saw the admission, surely had not seen it early enough
+// to finish it before the eviction: its finish was due no earlier than a
+// second after the scheduler's Evicted time (whole seconds, so the
+// eviction came before that). A finish due inside that second counts as
+// in time, so this is a lower bound. seen is zero when the kubelet saw
+// the admission only with the eviction.
 func (w *wlView) kubeletLate(seen time.Time) bool {
 	evicted := meta.FindStatusCondition(w.Conditions, "Evicted")
 	if evicted == nil {
 		return false
 	}
+	if seen.IsZero() {
+		return true
+	}
 	due := seen.Add(time.Duration(w.RuntimeMs) * time.Millisecond)
-	return seen.IsZero() || due.After(evicted.LastTransitionTime.Add(time.Second))
+	return !due.Before(evicted.LastTransitionTime.Add(time.Second))
 }
 
 // seenLag is how long after the scheduler's QuotaReserved time the

@@ -58,20 +58,24 @@ func TestOverdueEvictionsSeenLate(t *testing.T) {
 	view := func(key string, evictedAfter time.Duration) *wlView {
 		return &wlView{Key: key, RuntimeMs: 200, HasAdmission: true, Conditions: conds(evictedAfter)}
 	}
-	for _, key := range []string{"seen-late", "seen-in-time", "seen-with-eviction"} {
+	for _, key := range []string{"seen-late", "seen-in-time", "seen-with-eviction", "due-at-the-bound", "due-inside-the-second"} {
 		r.Created(key, "small", 1000, t0)
 	}
 	r.Observe(view("seen-late", 0), t0.Add(4*time.Second))
 	r.Observe(view("seen-in-time", 0), t0.Add(100*time.Millisecond))
-	r.Observe(view("seen-late", 3*time.Second), t0.Add(5*time.Second))
-	r.Observe(view("seen-in-time", 3*time.Second), t0.Add(5*time.Second))
-	r.Observe(view("seen-with-eviction", 3*time.Second), t0.Add(5*time.Second))
+	// Evicted at t0+3 s (whole seconds: between 3 and 4 s): a finish due
+	// at 4 s surely came too late, one due at 3.5 s may not have.
+	r.Observe(view("due-at-the-bound", 0), t0.Add(3800*time.Millisecond))
+	r.Observe(view("due-inside-the-second", 0), t0.Add(3300*time.Millisecond))
+	for _, key := range []string{"seen-late", "seen-in-time", "seen-with-eviction", "due-at-the-bound", "due-inside-the-second"} {
+		r.Observe(view(key, 3*time.Second), t0.Add(5*time.Second))
+	}
 
 	res := r.result(Plan{}, t0)
-	if res.EvictionsOverdue != 3 || res.EvictionsOverdueSeenLate != 2 {
-		t.Errorf("overdue %d, seen late %d; want 3, 2", res.EvictionsOverdue, res.EvictionsOverdueSeenLate)
+	if res.EvictionsOverdue != 5 || res.EvictionsOverdueSeenLate != 3 {
+		t.Errorf("overdue %d, surely seen late %d; want 5, 3", res.EvictionsOverdue, res.EvictionsOverdueSeenLate)
 	}
-	if lag := res.AdmissionSeenLag; lag.Count != 3 || lag.P50 != 4000 || lag.Max != 5000 {
-		t.Errorf("admission lag %+v; want 3 samples, p50 4000 ms, max 5000 ms", lag)
+	if lag := res.AdmissionSeenLag; lag.Count != 5 || lag.P50 != 3800 || lag.Max != 5000 {
+		t.Errorf("admission lag %+v; want 5 samples, p50 3800 ms, max 5000 ms", lag)
 	}
 }

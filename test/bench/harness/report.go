@@ -92,7 +92,7 @@ func metrics(classes []string) []metric {
 		metric{"quota utilization (%)", func(r *Result) float64 { return 100 * r.Utilization }, "%.1f", true},
 		metric{"evictions", func(r *Result) float64 { return float64(r.Evictions) }, "%.0f", false},
 		metric{"evictions of workloads past their runtime", func(r *Result) float64 { return float64(r.EvictionsOverdue) }, "%.0f", false},
-		metric{"of which the kubelet saw the admission too late", lagMeasured(func(r *Result) float64 { return float64(r.EvictionsOverdueSeenLate) }), "%.0f", false},
+		metric{"of which the kubelet surely saw the admission too late", lagMeasured(func(r *Result) float64 { return float64(r.EvictionsOverdueSeenLate) }), "%.0f", false},
 		metric{"kubelet saw admissions, lag p50 (ms, up to 1 s over)", lagMeasured(func(r *Result) float64 { return r.AdmissionSeenLag.P50 }), "%.0f", false},
 		metric{"kubelet saw admissions, lag p99 (ms, up to 1 s over)", lagMeasured(func(r *Result) float64 { return r.AdmissionSeenLag.P99 }), "%.0f", false},
 		metric{"controller CPU (s)", func(r *Result) float64 { return r.Usage.CPUSeconds }, "%.1f", false},

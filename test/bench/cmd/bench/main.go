@@ -207,11 +207,21 @@ func fullCmd(ctx context.Context, args []string) error {
 	if *doc == "" {
 		return nil
 	}
+	left, err := harness.RunsLeft(spec)
+	if err != nil {
+		return err
+	}
+	if left > 0 {
+		// The table is of a complete comparison: one of part of it would
+		// read as the result.
+		fmt.Printf("%d runs left: %s's table is written when none are\n", left, *doc)
+		return nil
+	}
 	report, err := harness.FullReport(c.out, ss)
 	if err != nil {
 		return err
 	}
-	cmd := "bench full " + strings.Join(args, " ")
+	cmd := "bench full " + strings.Join(withoutFlag(args, "start-runs-for"), " ")
 	return harness.UpdateDoc(*doc, "```sh\n"+cmd+"\n```\n\n"+report)
 }
 
@@ -241,4 +251,22 @@ func parseDepths(list string) ([]int, error) {
 		ds = append(ds, n)
 	}
 	return ds, nil
+}
+
+// withoutFlag drops a flag and its value from args (-name v, -name=v,
+// --name v): the command recorded with a result is the comparison's,
+// not one session's share of it.
+func withoutFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := strings.TrimLeft(args[i], "-")
+		switch {
+		case a == name && strings.HasPrefix(args[i], "-"):
+			i++ // its value
+		case strings.HasPrefix(a, name+"=") && strings.HasPrefix(args[i], "-"):
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
 }
