@@ -60,9 +60,24 @@ type preemptionPlan struct {
 // borrowWithinCohort allows it, while borrowing. The snapshot is left as
 // it was.
 func planPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) preemptionPlan {
+	return searchPreemption(s, q, wl, adm, true)
+}
+
+// victimsExist is planPreemption asked only whether unprotected victims
+// would let wl fit: a preemptor waiting its delay asks it every cycle,
+// and any set answers, so none is made minimal and no protected one is
+// sought.
+func victimsExist(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) bool {
+	return len(searchPreemption(s, q, wl, adm, false).victims) > 0
+}
+
+// searchPreemption is planPreemption; without minimal it stops at the
+// first unprotected set that fits.
+func searchPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission, minimal bool) preemptionPlan {
 	need := adm.Usage()
 	tree := q.Tree.Root().Leaves()
 	fc := newFitCheck(s, q, wl, adm)
+	fc.minimal = minimal
 	var evicting []candidate
 	for _, l := range tree {
 		for _, w := range l.Workloads {
@@ -86,7 +101,7 @@ func planPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm 
 		if victims := greedyMinimal(s, fc, short, cands, borrow); victims != nil {
 			return preemptionPlan{victims: victims}
 		}
-		if len(protected) == 0 {
+		if len(protected) == 0 || !minimal {
 			continue
 		}
 		if victims := greedyMinimal(s, fc, short, append(cands, protected...), borrow); victims != nil {
@@ -271,7 +286,20 @@ func greedyMinimal(s *Snapshot, fc *fitCheck, short core.Usage, cands []candidat
 		fc.restoreAll(taken)
 		return nil
 	}
-	var victims []Victim
+	if fc.minimal {
+		taken = putBackUnneeded(fc, taken, borrow)
+	}
+	fc.restoreAll(taken)
+	victims := make([]Victim, 0, len(taken))
+	for _, c := range taken {
+		victims = append(victims, Victim{Workload: c.wl, Queue: c.queue.Name, Reason: c.reason})
+	}
+	return victims
+}
+
+// putBackUnneeded puts back, newest choice first, each taken candidate the
+// workload still fits without, and returns those it needs.
+func putBackUnneeded(fc *fitCheck, taken []candidate, borrow bool) []candidate {
 	for i := len(taken) - 2; i >= 0; i-- {
 		c := taken[i]
 		fc.restore(c)
@@ -281,11 +309,7 @@ func greedyMinimal(s *Snapshot, fc *fitCheck, short core.Usage, cands []candidat
 		}
 		fc.remove(c)
 	}
-	fc.restoreAll(taken)
-	for _, c := range taken {
-		victims = append(victims, Victim{Workload: c.wl, Queue: c.queue.Name, Reason: c.reason})
-	}
-	return victims
+	return taken
 }
 
 // mayReclaimFrom says whether quota may still be taken from another queue:

@@ -424,7 +424,7 @@ func holdsWithoutVictims(q *quota.QueueSnapshot) bool {
 // then is waiting the preemption delay, holding its room, worth it (room
 // will come as they finish, or they go after the delay).
 func hasVictims(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) bool {
-	return len(planPreemption(s, q, wl, adm).victims) > 0
+	return victimsExist(s, q, wl, adm)
 }
 
 // preempt plans the preemption that lets wl fit and marks the victims in
