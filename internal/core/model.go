@@ -332,9 +332,6 @@ type Workload struct {
 	// NeedsPreemptionSince is when a pending workload was first found to
 	// fit only by preempting (zero: never, or it changed since).
 	NeedsPreemptionSince time.Time
-	// PreemptionRoomGrew is when the room it waits for, holding it before
-	// it may preempt, last grew (zero: not since it needed preemption).
-	PreemptionRoomGrew time.Time
 	// PriorityClass is the WorkloadPriorityClass its priority came from
 	// ("" for none or a pod PriorityClass). The class's minimum runtime
 	// (Cache.SetPriorityClassMinRuntime) protects it from preemption; the

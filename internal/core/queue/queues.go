@@ -32,10 +32,10 @@ type Queues struct {
 	// the strength of a snapshot older than a release that would have
 	// admitted it.
 	unparks uint64
-	// needsPreemption is, for each pending workload found to fit only by
-	// preempting, since when and how its room grew; it is forgotten when
-	// the workload changes or leaves.
-	needsPreemption map[string]preemptionNeed
+	// needsPreemption is when each pending workload was first found to fit
+	// only by preempting; it is forgotten when the workload changes or
+	// leaves.
+	needsPreemption map[string]time.Time
 	// inserts counts the workloads queued that were not queued before.
 	inserts uint64
 }
@@ -50,35 +50,21 @@ func NewQueues() *Queues {
 		wake:        make(chan struct{}, 1),
 
 		perLocalQueue:   map[string]int{},
-		needsPreemption: map[string]preemptionNeed{},
+		needsPreemption: map[string]time.Time{},
 	}
 }
 
-// preemptionNeed is when a pending workload first needed preemption, the
-// least of what it asks it has been missing since (thousandths), and when
-// that last shrank: its room grew.
-type preemptionNeed struct {
-	since, grew time.Time
-	missing     int64
-}
-
 // NeedsPreemption records that a pending workload fits only by preempting,
-// from now unless recorded before, missing that much of what it asks
-// (thousandths): when that is less than it ever was, its room grew now.
-func (q *Queues) NeedsPreemption(key string, now time.Time, missing int64) {
+// from now unless recorded before.
+func (q *Queues) NeedsPreemption(key string, now time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if _, queued := q.where[key]; !queued {
 		return
 	}
-	n, ok := q.needsPreemption[key]
-	switch {
-	case !ok:
-		n = preemptionNeed{since: now, missing: missing}
-	case missing < n.missing:
-		n.missing, n.grew = missing, now
+	if _, ok := q.needsPreemption[key]; !ok {
+		q.needsPreemption[key] = now
 	}
-	q.needsPreemption[key] = n
 }
 
 // NoLongerNeedsPreemption forgets when a workload needed preemption: it
@@ -303,9 +289,9 @@ func (q *Queues) withPreemptionTimes(wls []*core.Workload) []*core.Workload {
 		return wls
 	}
 	for i, wl := range wls {
-		if n, ok := q.needsPreemption[wl.Key]; ok {
+		if t, ok := q.needsPreemption[wl.Key]; ok {
 			c := *wl
-			c.NeedsPreemptionSince, c.PreemptionRoomGrew = n.since, n.grew
+			c.NeedsPreemptionSince = t
 			wls[i] = &c
 		}
 	}
@@ -650,7 +636,6 @@ func (q *Queues) Lookup(key string) (*core.Workload, string, bool) {
 		return nil, "", false
 	}
 	c := *wl
-	n := q.needsPreemption[key]
-	c.NeedsPreemptionSince, c.PreemptionRoomGrew = n.since, n.grew
+	c.NeedsPreemptionSince = q.needsPreemption[key]
 	return &c, cq, true
 }

@@ -145,7 +145,7 @@ func TestQueuesLookup(t *testing.T) {
 	q.UpsertLocalQueue("ns", "lq", "cq")
 	w := coretest.GPUWorkload("a", 0, 0, 1, 1)
 	q.AddOrUpdate(w)
-	q.NeedsPreemption(w.Key, coretest.Epoch, 1000)
+	q.NeedsPreemption(w.Key, coretest.Epoch)
 	got, cq, ok := q.Lookup(w.Key)
 	if !ok || cq != "cq" || !got.NeedsPreemptionSince.Equal(coretest.Epoch) {
 		t.Fatalf("lookup: %v %q %v", got, cq, ok)

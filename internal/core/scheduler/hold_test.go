@@ -164,47 +164,6 @@ func TestPreemptorBehindJustAdmittedWorkloadsWaitsForThemToFinish(t *testing.T) 
 	}
 }
 
-// While the room a preemptor waits for keeps growing (the jobs in its way
-// are ending, only some not yet seen to), it waits a preemption delay from
-// the last growth, not from when it first needed to preempt, and evicts
-// only those still running when the room stops growing; never longer than
-// maxPreemptionDelays in all. Each decision says how much it still misses,
-// for the queues to note the growth.
-func TestPreemptorWaitsWhileItsRoomGrows(t *testing.T) {
-	c := holdQueue()
-	c.cfg.PreemptionDelay = 2 * time.Second
-	for i := range 6 {
-		c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload(fmt.Sprintf("small%d", i), 0, i, 1, 1), "q", "a100"))
-	}
-	large := coretest.GPUWorkload("large", 10, 10, 1, 6)
-	decide := func(after time.Duration) Decision {
-		s := c.Snapshot()
-		s.SetNow(coretest.Epoch.Add(after))
-		return Schedule(s, map[string][]*core.Workload{"q": {large}})[0]
-	}
-	if d := decide(0); d.Missing != 1000 || d.RetryAfter != 2*time.Second {
-		t.Fatalf("on arrival: missing %d, retry after %s; want 1000, 2s", d.Missing, d.RetryAfter)
-	}
-	large.NeedsPreemptionSince = coretest.Epoch
-	c.DeleteWorkload("ns/small0")
-	c.DeleteWorkload("ns/small1")
-	d := decide(1500 * time.Millisecond)
-	if d.Missing != 666 || len(d.Victims) != 0 {
-		t.Fatalf("two of six ended: missing %d, victims %d; want 666, 0", d.Missing, len(d.Victims))
-	}
-	large.PreemptionRoomGrew = coretest.Epoch.Add(1500 * time.Millisecond) // as the queues note it
-	if d := decide(2 * time.Second); len(d.Victims) != 0 || d.RetryAfter != 1500*time.Millisecond {
-		t.Fatalf("its room grew half a second before the first delay ended: %+v, want a wait of 1.5s more", d)
-	}
-	if d := decide(3500 * time.Millisecond); len(d.Victims) != 4 {
-		t.Fatalf("a delay after the last growth: %d victims, want the 4 still running", len(d.Victims))
-	}
-	large.PreemptionRoomGrew = coretest.Epoch.Add(9 * time.Second)
-	if d := decide(10 * time.Second); len(d.Victims) != 4 {
-		t.Fatalf("growing to the last: %d victims at five delays, want 4 (the wait is bounded)", len(d.Victims))
-	}
-}
-
 // The queues remember when a workload first needed preemption, until it
 // changes or leaves.
 func TestQueuesRememberWhenPreemptionWasNeeded(t *testing.T) {
@@ -213,25 +172,16 @@ func TestQueuesRememberWhenPreemptionWasNeeded(t *testing.T) {
 	q.UpsertClusterQueue("cq", core.BestEffortFIFO)
 	w := coretest.GPUWorkload("w", 0, 0, 1, 4)
 	q.AddOrUpdate(w)
-	q.NeedsPreemption(w.Key, coretest.Epoch, 1000)
-	q.NeedsPreemption(w.Key, coretest.Epoch.Add(time.Minute), 1000) // the first time counts
+	q.NeedsPreemption(w.Key, coretest.Epoch)
+	q.NeedsPreemption(w.Key, coretest.Epoch.Add(time.Minute)) // the first time counts
 	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.Equal(coretest.Epoch) {
 		t.Errorf("since %s, want %s", got, coretest.Epoch)
-	}
-	q.NeedsPreemption(w.Key, coretest.Epoch.Add(2*time.Minute), 1000) // missing as much: no growth
-	if got := headsOf(q)["cq"][0].PreemptionRoomGrew; !got.IsZero() {
-		t.Errorf("grew at %s while missing as much", got)
-	}
-	q.NeedsPreemption(w.Key, coretest.Epoch.Add(3*time.Minute), 400)
-	q.NeedsPreemption(w.Key, coretest.Epoch.Add(4*time.Minute), 700) // some was taken back: not growth
-	if got := headsOf(q)["cq"][0].PreemptionRoomGrew; !got.Equal(coretest.Epoch.Add(3 * time.Minute)) {
-		t.Errorf("grew at %s, want when it last missed less than ever", got)
 	}
 	q.NoLongerNeedsPreemption(w.Key) // it waited behind another meanwhile
 	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {
 		t.Errorf("a need that lapsed starts over, got %s", got)
 	}
-	q.NeedsPreemption(w.Key, coretest.Epoch, 1000)
+	q.NeedsPreemption(w.Key, coretest.Epoch)
 	shrunk := coretest.GPUWorkload("w", 0, 0, 1, 2)
 	q.AddOrUpdate(shrunk)
 	if got := headsOf(q)["cq"][0].NeedsPreemptionSince; !got.IsZero() {

@@ -40,10 +40,6 @@ type Decision struct {
 	// starts starving (park it with Queues.ParkUntil).
 	NeedsPreemption bool
 	RetryAfter      time.Duration
-	// Missing is, for a workload holding its room (NeedsPreemption), how
-	// much of what it asks is still missing, in thousandths summed over its
-	// resources: the queues note when it shrinks.
-	Missing int64
 	// Placing marks the placement of a workload whose admission checks
 	// provisioned its nodes (see placeDelayed).
 	Placing bool
@@ -337,7 +333,7 @@ func (c *cycle) decide(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, d
 		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {
 			// Waiting may be enough: what frees in its queue is kept for
 			// it, and nobody is evicted if enough frees in time.
-			return c.hold(q, wl, adm, Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait, Missing: missing(q, adm),
+			return c.hold(q, wl, adm, Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait,
 				Pending: core.Pending{Kind: core.WaitingToPreempt, Wait: wait, NoFit: noFit}}), false
 		}
 		if d, ok := c.preempt(s, q, wl, adm); ok {
@@ -392,48 +388,18 @@ func (c *cycle) admitPartial(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workl
 	return c.admit(s, q, wl, adm), false
 }
 
-// maxPreemptionDelays bounds a preemptor's wait for its room to grow, in
-// preemption delays from when it first needed to preempt.
-const maxPreemptionDelays = 5
-
 // preemptionWait is how much longer a workload that fits only by preempting
 // holds its room before it may evict anyone: the snapshot's preemption
-// delay from when it first needed to or, while the room keeps growing,
-// from when it last grew — the jobs in its way are ending, and waiting
-// costs less than evicting the rest, which may be ending too, only not yet
-// seen to — but no more than maxPreemptionDelays in all; nothing once that
-// has passed.
+// delay from when it first needed to, or nothing once that has passed.
 func preemptionWait(s *Snapshot, wl *core.Workload) time.Duration {
-	delay := s.cfg.PreemptionDelay
-	if delay <= 0 || s.now.IsZero() {
+	if s.cfg.PreemptionDelay <= 0 || s.now.IsZero() {
 		return 0
 	}
 	since := wl.NeedsPreemptionSince
 	if since.IsZero() {
 		since = s.now
 	}
-	until := since.Add(delay)
-	if grew := wl.PreemptionRoomGrew.Add(delay); grew.After(until) {
-		until = grew
-	}
-	if last := since.Add(maxPreemptionDelays * delay); until.After(last) {
-		until = last
-	}
-	return max(0, until.Sub(s.now))
-}
-
-// missing is how much of what the admission asks its queue cannot give it
-// now, borrowing included, in thousandths of each resource's request,
-// summed. (A placement that is short while the quota is not does not
-// count: its room is not measured here.)
-func missing(q *quota.QueueSnapshot, adm *core.Admission) int64 {
-	var sum int64
-	for fr, v := range adm.Usage() {
-		if v > 0 {
-			sum += min(v, max(0, v-q.Available(fr))) * 1000 / v
-		}
-	}
-	return sum
+	return max(0, since.Add(s.cfg.PreemptionDelay).Sub(s.now))
 }
 
 // hold keeps the room a waiting preemptor needs for the rest of the cycle

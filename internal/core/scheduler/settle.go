@@ -55,7 +55,7 @@ func (d *Decision) Kind() DecisionKind {
 func (t *Tracker) Settle(d *Decision, seq uint64, now time.Time) time.Duration {
 	switch {
 	case d.NeedsPreemption:
-		t.Queues.NeedsPreemption(d.Workload.Key, now, d.Missing)
+		t.Queues.NeedsPreemption(d.Workload.Key, now)
 	case d.Kind() == Wait && !d.Workload.NeedsPreemptionSince.IsZero():
 		t.Queues.NoLongerNeedsPreemption(d.Workload.Key)
 	}
