@@ -60,24 +60,24 @@ type preemptionPlan struct {
 // borrowWithinCohort allows it, while borrowing. The snapshot is left as
 // it was.
 func planPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) preemptionPlan {
-	return searchPreemption(s, q, wl, adm, true)
+	return searchPreemption(s, q, wl, adm, false)
 }
 
-// victimsExist is planPreemption asked only whether unprotected victims
-// would let wl fit: a preemptor waiting its delay asks it every cycle,
-// and any set answers, so none is made minimal and no protected one is
-// sought.
+// victimsExist is planPreemption asked only whether it would choose
+// victims: a preemptor waiting its delay asks it every cycle, and any set
+// that fits answers as well as the smallest, so none is made minimal.
 func victimsExist(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) bool {
-	return len(searchPreemption(s, q, wl, adm, false).victims) > 0
+	return len(searchPreemption(s, q, wl, adm, true).victims) > 0
 }
 
-// searchPreemption is planPreemption; without minimal it stops at the
-// first unprotected set that fits.
-func searchPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission, minimal bool) preemptionPlan {
+// searchPreemption is planPreemption; with anySet the sets it finds are
+// not made minimal (the same searches run, in the same order, so whether
+// it finds victims, protected ones or none does not change).
+func searchPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission, anySet bool) preemptionPlan {
 	need := adm.Usage()
 	tree := q.Tree.Root().Leaves()
 	fc := newFitCheck(s, q, wl, adm)
-	fc.minimal = minimal
+	fc.anySet = anySet
 	var evicting []candidate
 	for _, l := range tree {
 		for _, w := range l.Workloads {
@@ -101,7 +101,7 @@ func searchPreemption(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, ad
 		if victims := greedyMinimal(s, fc, short, cands, borrow); victims != nil {
 			return preemptionPlan{victims: victims}
 		}
-		if len(protected) == 0 || !minimal {
+		if len(protected) == 0 {
 			continue
 		}
 		if victims := greedyMinimal(s, fc, short, append(cands, protected...), borrow); victims != nil {
@@ -262,7 +262,8 @@ func allowed(p core.PreemptionPolicy, preemptor, victim *core.Workload) bool {
 }
 
 // greedyMinimal removes candidates in order until the workload fits, then
-// puts back, newest choice first, each one it can do without. Candidates of
+// (unless the search asks for any set) puts back, newest choice first,
+// each one it can do without. Candidates of
 // other queues are taken only while their queue still borrows what is
 // needed (reclaim never goes below a queue's nominal quota) and, under fair
 // sharing, only while their queue's share is above what the preemptor's
@@ -286,7 +287,7 @@ func greedyMinimal(s *Snapshot, fc *fitCheck, short core.Usage, cands []candidat
 		fc.restoreAll(taken)
 		return nil
 	}
-	if fc.minimal {
+	if !fc.anySet {
 		taken = putBackUnneeded(fc, taken, borrow)
 	}
 	fc.restoreAll(taken)

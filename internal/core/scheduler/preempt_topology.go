@@ -24,9 +24,9 @@ type fitCheck struct {
 	// bound are the candidates' assignments tied to the copies, made once:
 	// a search frees and takes back the same candidates many times.
 	bound map[boundKey][]*topology.Assignment
-	// minimal has a search put back the victims it can do without; off,
-	// any set that fits answers.
-	minimal bool
+	// anySet spares a search putting back the victims it can do without:
+	// any set that fits answers (victimsExist).
+	anySet bool
 }
 
 // boundKey is a workload's assignments in one topology.
