@@ -8,6 +8,7 @@ import (
 
 	"github.com/musterhq/muster/internal/core"
 	"github.com/musterhq/muster/internal/core/coretest"
+	"github.com/musterhq/muster/internal/core/quota"
 )
 
 // TestVictimsExistWhenOnlyProtectedOnesFitFirst: when the preemptor fits
@@ -50,7 +51,7 @@ func TestVictimsExistWhenOnlyProtectedOnesFitFirst(t *testing.T) {
 // the full plan on random cohorts of queues that lend, borrow, protect
 // their workloads for a minimum runtime and have some already evicting.
 func TestVictimsExistAgreesWithThePlanOnQuota(t *testing.T) {
-	asked, yes := 0, 0
+	var a agreement
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, seed*7+1))
 		c, now := randomCohort(rng)
@@ -59,25 +60,40 @@ func TestVictimsExistAgreesWithThePlanOnQuota(t *testing.T) {
 		for i := range 6 {
 			name := fmt.Sprintf("q%d", rng.IntN(3))
 			wl := coretest.GPUWorkload(fmt.Sprintf("p%d", i), int32(rng.IntN(4)), 100+i, 1, int64(rng.IntN(8)+1))
-			q := s.Queue(name)
-			adm, mode, _ := Assign(s, q, wl)
-			if mode != FitPreempt {
-				continue
-			}
-			asked++
-			got, want := victimsExist(s, q, wl, adm), len(planPreemption(s, q, wl, adm).victims) > 0
-			if got != want {
-				t.Fatalf("seed %d, %s in %s: victims exist %v, the plan says %v", seed, wl.Name, name, got, want)
-			}
-			if got {
-				yes++
-			}
+			a.check(t, s, s.Queue(name), wl, fmt.Sprintf("seed %d, %s", seed, name))
 		}
 	}
-	if asked < 200 || yes == 0 || yes == asked {
-		t.Fatalf("%d preemptors asked, %d with victims: the cohorts do not exercise both answers", asked, yes)
+	a.exercised(t, 200)
+}
+
+// agreement compares victimsExist with the full plan for preemptors, and
+// counts them and those with victims.
+type agreement struct{ asked, yes int }
+
+func (a *agreement) check(t *testing.T, s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, where string) {
+	t.Helper()
+	adm, mode, _ := Assign(s, q, wl)
+	if mode != FitPreempt {
+		return
 	}
-	t.Logf("%d preemptors asked, %d with victims", asked, yes)
+	a.asked++
+	got, want := victimsExist(s, q, wl, adm), len(planPreemption(s, q, wl, adm).victims) > 0
+	if got != want {
+		t.Fatalf("%s, %s: victims exist %v, the plan says %v", where, wl.Name, got, want)
+	}
+	if got {
+		a.yes++
+	}
+}
+
+// exercised fails unless at least least preemptors were asked and both
+// answers came up.
+func (a agreement) exercised(t *testing.T, least int) {
+	t.Helper()
+	if a.asked < least || a.yes == 0 || a.yes == a.asked {
+		t.Fatalf("%d preemptors asked, %d with victims: the worlds do not exercise both answers", a.asked, a.yes)
+	}
+	t.Logf("%d preemptors asked, %d with victims", a.asked, a.yes)
 }
 
 // randomCohort is three queues in one cohort with random quotas, limits,
