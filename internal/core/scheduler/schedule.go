@@ -330,7 +330,10 @@ func (c *cycle) decide(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, d
 	case Fit:
 		return c.admit(s, q, wl, adm), false
 	case FitPreempt:
-		if wait := preemptionWait(s, wl); wait > 0 && hasVictims(s, q, wl, adm) {
+		// Waiting the delay, holding the room, is worth it only when
+		// preemption would find victims now (room comes as they finish,
+		// or they go after the delay).
+		if wait := preemptionWait(s, wl); wait > 0 && victimsExist(s, q, wl, adm) {
 			// Waiting may be enough: what frees in its queue is kept for
 			// it, and nobody is evicted if enough frees in time.
 			return c.hold(q, wl, adm, Decision{Workload: wl, NeedsPreemption: true, RetryAfter: wait,
@@ -418,13 +421,6 @@ func (c *cycle) hold(q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admiss
 // would help nobody.
 func holdsWithoutVictims(q *quota.QueueSnapshot) bool {
 	return q.Preemption.ReclaimWithinCohort != core.PreemptAny
-}
-
-// hasVictims reports whether preemption would find victims for wl now: only
-// then is waiting the preemption delay, holding its room, worth it (room
-// will come as they finish, or they go after the delay).
-func hasVictims(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) bool {
-	return victimsExist(s, q, wl, adm)
 }
 
 // preempt plans the preemption that lets wl fit and marks the victims in
