@@ -38,13 +38,16 @@ const reasonGrace = time.Second
 // Admissions thus keep the API server (and the client's QPS) to themselves
 // under load, and a backlog still gets its reasons quickly once quiet.
 // While a backlog drains, nearly every workload waits a while near the
-// head of its queues, so the busy rate is what reasons cost per admission:
-// at 2 a second (each with its event) against the 40-60 admissions a
-// second of Kueue's baseline mix, 0.07-0.1 writes per admitted workload
-// beside its admission and event (at 5 a second, 0.27).
+// head of its queues, so the writer is never idle and the busy rate is
+// what reasons cost per admission: each reason comes with its event, so
+// at r a second against A admissions a second it is 2r/A writes per
+// admitted workload beside its admission and event. Kueue's TAS mix
+// admits under 40 a second, where 2 a second made that 0.1 and more; at 1
+// it is about 0.05. A reason not yet written is not hidden meanwhile:
+// kubectl muster why and the visibility API read the latest from memory.
 const (
 	reasonShare = 5
-	busyRate    = 2
+	busyRate    = 1
 	busyWindow  = 250 * time.Millisecond
 )
 

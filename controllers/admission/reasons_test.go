@@ -191,3 +191,30 @@ func TestReasonsTakeWhatAdmissionsLeave(t *testing.T) {
 		t.Fatalf("no reason written once the budget refilled: %v", err)
 	}
 }
+
+// While the scheduler is admitting, reasons go one a second whatever the
+// client's budget leaves: each is a status write and an event taken from
+// the API server the admissions are using. Quiet, they go at the idle rate.
+func TestReasonsGoOneASecondWhileAdmitting(t *testing.T) {
+	r := newReasonWriter(nil, nil, clock.RealClock{}, 1000)
+	r.schedulerWrote()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.wait(ctx); err != nil {
+		t.Fatalf("the first reason while admitting waited: %v", err)
+	}
+	r.schedulerWrote()
+	short, cancelShort := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancelShort()
+	if err := r.wait(short); err == nil {
+		t.Fatal("a second reason within the same second went while the scheduler was admitting")
+	}
+	r.lastWrite.Store(0) // the scheduler has been quiet since
+	quiet, cancelQuiet := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancelQuiet()
+	for i := range 10 {
+		if err := r.wait(quiet); err != nil {
+			t.Fatalf("reason %d of a quiet scheduler waited: %v", i+1, err)
+		}
+	}
+}
