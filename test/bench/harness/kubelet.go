@@ -43,7 +43,11 @@ type Kubelet struct {
 	client   dynamic.NamespaceableResourceInterface
 	recorder *Recorder
 	informer cache.SharedIndexInformer
-	queue    workqueue.TypedInterface[action]
+	// queue retries an action whose write failed for any reason but a
+	// conflict (retried at once) or the workload being gone: under a 50k
+	// burst the API server times requests out, and a finish dropped there
+	// would leave its workload running and the run waiting for it forever.
+	queue workqueue.TypedRateLimitingInterface[action]
 
 	mu sync.Mutex
 	// admissions counts each workload's admissions, so the finish timer of
@@ -53,8 +57,9 @@ type Kubelet struct {
 	running    map[string]bool
 	// hold is never finished: the sweep's quota blocker.
 	hold map[string]bool
-	// writes counts the kubelet's own status writes.
-	writes int
+	// writes counts the kubelet's own status writes; retries, the
+	// actions written again after a failed write.
+	writes, retries int
 }
 
 type action struct {
@@ -68,8 +73,9 @@ func NewKubelet(dyn dynamic.Interface, target Target, rec *Recorder, selector st
 	gvr := target.Resource("Workload")
 	k := &Kubelet{
 		target: target, client: dyn.Resource(gvr), recorder: rec,
-		informer:   workloadInformer(dyn, target, selector),
-		queue:      workqueue.NewTyped[action](),
+		informer: workloadInformer(dyn, target, selector),
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[action](
+			100*time.Millisecond, 10*time.Second)),
 		admissions: map[string]int{}, running: map[string]bool{}, hold: map[string]bool{},
 	}
 	_, _ = k.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -123,6 +129,13 @@ func (k *Kubelet) Writes() int {
 	return k.writes
 }
 
+// Retries is how many times a failed write was tried again.
+func (k *Kubelet) Retries() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.retries
+}
+
 func (k *Kubelet) observe(o any) {
 	u, ok := o.(*unstructured.Unstructured)
 	if !ok {
@@ -157,18 +170,29 @@ func (k *Kubelet) work(ctx context.Context) {
 		if shutdown {
 			return
 		}
-		k.do(ctx, a)
+		if k.do(ctx, a) && ctx.Err() == nil {
+			k.mu.Lock()
+			k.retries++
+			k.mu.Unlock()
+			k.queue.AddRateLimited(a)
+		} else {
+			k.queue.Forget(a)
+		}
 		k.queue.Done(a)
 	}
 }
 
 // do writes the finish or the end of an eviction onto the latest version,
-// retrying on conflicts with whatever the controller wrote meanwhile.
-func (k *Kubelet) do(ctx context.Context, a action) {
+// retrying on conflicts with whatever the controller wrote meanwhile. It
+// reports whether the action is still to do: a read or write failed.
+func (k *Kubelet) do(ctx context.Context, a action) (again bool) {
 	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
-		v := k.latest(ctx, a.key, attempt > 0)
+		v, err := k.latest(ctx, a.key, attempt > 0)
+		if err != nil {
+			return !apierrors.IsNotFound(err)
+		}
 		if v == nil || !k.stillWanted(v, a) {
-			return
+			return false
 		}
 		conds := append([]metav1.Condition(nil), v.Conditions...)
 		if a.evict {
@@ -180,19 +204,20 @@ func (k *Kubelet) do(ctx context.Context, a action) {
 		}
 		patch, err := statusPatch(v.ResourceVersion, conds, a.evict)
 		if err != nil {
-			return
+			return false
 		}
 		_, err = k.client.Namespace(v.Namespace).Patch(ctx, v.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 		if err == nil {
 			k.mu.Lock()
 			k.writes++
 			k.mu.Unlock()
-			return
+			return false
 		}
 		if !apierrors.IsConflict(err) {
-			return
+			return !apierrors.IsNotFound(err)
 		}
 	}
+	return true
 }
 
 func (k *Kubelet) stillWanted(v *wlView, a action) bool {
@@ -205,21 +230,22 @@ func (k *Kubelet) stillWanted(v *wlView, a action) bool {
 	return current && v.Admitted() && !v.Evicted() && !v.Finished()
 }
 
-// latest is the watched version, or after a conflict a fresh read.
-func (k *Kubelet) latest(ctx context.Context, key string, fresh bool) *wlView {
+// latest is the watched version, or after a conflict a fresh read; nil
+// when the watch no longer has the workload.
+func (k *Kubelet) latest(ctx context.Context, key string, fresh bool) (*wlView, error) {
 	if fresh {
 		ns, name, _ := cache.SplitMetaNamespaceKey(key)
 		u, err := k.client.Namespace(ns).Get(ctx, name, metav1.GetOptions{}, "status")
 		if err != nil {
-			return nil
+			return nil, err
 		}
 		v, _ := viewOf(u)
-		return v
+		return v, nil
 	}
 	o, ok, err := k.informer.GetStore().GetByKey(key)
 	if err != nil || !ok {
-		return nil
+		return nil, nil
 	}
 	v, _ := viewOf(o.(*unstructured.Unstructured))
-	return v
+	return v, nil
 }

@@ -100,6 +100,9 @@ type Result struct {
 	// HarnessWrites are the generator's creates plus the kubelet's writes
 	// (and the admission check's answers, in a mix with one).
 	HarnessWrites int `json:"harnessWrites"`
+	// KubeletRetries counts the kubelet's writes tried again after a
+	// failure other than a conflict (the API server timing out under load).
+	KubeletRetries int `json:"kubeletRetries,omitempty"`
 	// APIServerCPUSeconds is the API server's CPU time during the run:
 	// what all clients' requests cost it.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
@@ -255,6 +258,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	res.Usage, res.Requests = usage, reqs
 	res.Placement = placements.Stats()
 	res.HarnessWrites = plan.Workloads() + kubelet.Writes()
+	res.KubeletRetries = kubelet.Retries()
 	if checker != nil {
 		res.HarnessWrites += checker.Writes()
 	}
