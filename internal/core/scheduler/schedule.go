@@ -511,17 +511,22 @@ func ineligible(s *Snapshot, q *quota.QueueSnapshot, wl *core.Workload) (core.Pe
 // holdRoom keeps the room a preemptor is making for the rest of the cycle,
 // so that what its victims free is not taken by a workload it outranks (which
 // would only become its next victim): lower-priority workloads of its queue
-// wait, and its queue's unused nominal quota is set aside from borrowers of
-// the cohort. Only headroom under the nominal quota is set aside, so the
-// queue never looks like a borrower to reclaiming preemptors.
+// wait, and what it could take now of its queue's unused nominal quota is
+// set aside from borrowers of the cohort. Only headroom under the nominal
+// quota is set aside, so the queue never looks like a borrower to
+// reclaiming preemptors.
 func (c *cycle) holdRoom(q *quota.QueueSnapshot, wl *core.Workload, adm *core.Admission) {
 	if p, ok := c.holding[q.Name]; !ok || wl.Priority > p.Priority {
 		c.holding[q.Name] = wl
 	}
+	// Only what the queue could take now: its unused nominal quota may be
+	// lent out, and setting aside room the cohort does not have would push
+	// the cohort's usage past its quota, so that a later preemptor of the
+	// cycle would evict for this one's room as well as its own.
 	reserve := core.Usage{}
 	for fr, v := range adm.Usage() {
-		if headroom := q.Tree.Subtree[fr] - q.Tree.Usage[fr]; headroom > 0 {
-			reserve[fr] = min(v, headroom)
+		if room := min(q.Tree.Subtree[fr]-q.Tree.Usage[fr], q.Available(fr)); room > 0 {
+			reserve[fr] = min(v, room)
 		}
 	}
 	for fr, v := range reserve {
