@@ -48,6 +48,15 @@ func heldRoomWorld(waiters int) (*testCache, map[string][]*core.Workload, *core.
 	return c, heads, p
 }
 
+// victimsCPU is the millicpu the victims hold in flavor f.
+func victimsCPU(victims []Victim) int64 {
+	var cpu int64
+	for _, v := range victims {
+		cpu += v.Workload.Admission.Usage()[core.FlavorResource{Flavor: "f", Resource: "cpu"}]
+	}
+	return cpu
+}
+
 // TestHeldRoomDoesNotInflateAnotherPreemptorsVictims: a preemptor waiting
 // its delay sets aside only the room its queue could take now. Its queue's
 // nominal quota is lent out here, so it sets aside nothing, and the
@@ -65,11 +74,7 @@ func TestHeldRoomDoesNotInflateAnotherPreemptorsVictims(t *testing.T) {
 					victims = d.Victims
 				}
 			}
-			var cpu int64
-			for _, v := range victims {
-				cpu += v.Workload.Admission.Usage()[core.FlavorResource{Flavor: "f", Resource: "cpu"}]
-			}
-			if len(victims) != 4 || cpu != 20_000 {
+			if cpu := victimsCPU(victims); len(victims) != 4 || cpu != 20_000 {
 				t.Errorf("large-p (20 cpu) evicts %d mediums, %d millicpu; want 4, 20000", len(victims), cpu)
 			}
 		})
@@ -113,11 +118,7 @@ func TestPreemptorWaitsForItsVictimsThenAllShare(t *testing.T) {
 		if d.Admission != nil {
 			admitted++
 		}
-		var cpu int64
-		for _, v := range d.Victims {
-			cpu += v.Workload.Admission.Usage()[core.FlavorResource{Flavor: "f", Resource: "cpu"}]
-		}
-		if cpu > 20_000 {
+		if cpu := victimsCPU(d.Victims); cpu > 20_000 {
 			t.Errorf("%s evicts %d victims of %d millicpu for its 20 cpu", d.Workload.Name, len(d.Victims), cpu)
 		}
 	}
