@@ -126,3 +126,26 @@ func TestPreemptorWaitsForItsVictimsThenAllShare(t *testing.T) {
 		t.Errorf("%d larges admitted into the 20 cpu freed, want 1", admitted)
 	}
 }
+
+// TestReservationHoldsOnlyWhatItsQueueCouldTake: a starving workload's
+// reservation sets aside the same way (holdable): queue a's 8 GPUs are
+// lent to b but for 2, so a holds 2, and the cohort's usage stays within
+// its quota instead of 6 past it.
+func TestReservationHoldsOnlyWhatItsQueueCouldTake(t *testing.T) {
+	a, b := coretest.GPUQueue("a", coretest.GPUs("a100", 8)), coretest.GPUQueue("b", coretest.GPUs("a100", 8))
+	a.Cohort, b.Cohort = "co", "co"
+	a.StarvationAfter = 30 * time.Minute
+	c := cacheWith([]*core.ClusterQueue{a, b}, "a100")
+	c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload("borrowing", 0, 0, 14, 1), "b", "a100"))
+	s := c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(time.Hour))
+	Schedule(s, map[string][]*core.Workload{"a": {coretest.GPUWorkload("big", 0, 0, 8, 1)}})
+	gpu := core.FlavorResource{Flavor: "a100", Resource: coretest.GPU}
+	root := s.Queue("a").Tree.Root()
+	if used, quota := root.Usage[gpu], root.Subtree[gpu]; used > quota {
+		t.Errorf("the cohort uses %d of its %d GPUs with a's reservation: room it does not have was held", used, quota)
+	}
+	if got := s.Queue("a").Tree.Usage[gpu]; got != 2 {
+		t.Errorf("a holds %d GPUs, want the 2 its cohort has free", got)
+	}
+}

@@ -150,17 +150,14 @@ func nominalCouldHold(q *quota.QueueSnapshot, need core.Usage) bool {
 }
 
 // hold sets aside what is free of the queue's nominal quota, up to what
-// the workload needs, and the free capacity of the topology domains it
+// the workload needs (holdable), and the free capacity of the topology domains it
 // would fit in first. Only headroom under the nominal quota is held: what
 // the cohort lends is other queues' guaranteed quota, and holding it would
 // make the queue look like a borrower to their reclaiming preemptors.
 func (r *reservation) hold(s *Snapshot, q *quota.QueueSnapshot) {
-	r.held = core.Usage{}
-	for fr, v := range r.need {
-		if headroom := q.Tree.Subtree[fr] - q.Tree.Usage[fr]; headroom > 0 {
-			r.held[fr] = min(v, headroom)
-			q.Tree.AddReserve(fr, r.held[fr])
-		}
+	r.held = holdable(q, r.need)
+	for fr, v := range r.held {
+		q.Tree.AddReserve(fr, v)
 	}
 	r.domains = holdDomains(s, r.wl, r.adm)
 }

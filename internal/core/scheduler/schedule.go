@@ -519,19 +519,24 @@ func (c *cycle) holdRoom(q *quota.QueueSnapshot, wl *core.Workload, adm *core.Ad
 	if p, ok := c.holding[q.Name]; !ok || wl.Priority > p.Priority {
 		c.holding[q.Name] = wl
 	}
-	// Only what the queue could take now: its unused nominal quota may be
-	// lent out, and setting aside room the cohort does not have would push
-	// the cohort's usage past its quota, so that a later preemptor of the
-	// cycle would evict for this one's room as well as its own.
-	reserve := core.Usage{}
-	for fr, v := range adm.Usage() {
-		if room := min(q.Tree.Subtree[fr]-q.Tree.Usage[fr], q.Available(fr)); room > 0 {
-			reserve[fr] = min(v, room)
-		}
-	}
-	for fr, v := range reserve {
+	for fr, v := range holdable(q, adm.Usage()) {
 		q.Tree.AddReserve(fr, v)
 	}
+}
+
+// holdable is what of need a queue may set aside for a waiting workload:
+// its unused nominal quota, but only what it could take now. That quota
+// may be lent out, and setting aside room the cohort does not have would
+// push the cohort's usage past its quota, so that a later preemptor of
+// the cycle would evict for the held room as well as its own.
+func holdable(q *quota.QueueSnapshot, need core.Usage) core.Usage {
+	held := core.Usage{}
+	for fr, v := range need {
+		if room := min(q.Tree.Subtree[fr]-q.Tree.Usage[fr], q.Available(fr)); room > 0 {
+			held[fr] = min(v, room)
+		}
+	}
+	return held
 }
 
 func (c *cycle) block(q *quota.QueueSnapshot, wl *core.Workload) {
