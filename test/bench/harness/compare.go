@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,13 +109,12 @@ func logPlacement(log io.Writer, res *Result) {
 // Report renders results.md and the plot again from a results directory,
 // e.g. after an interrupted comparison.
 func Report(dir string, cfg *Config, configName string, timeline bool, log io.Writer) error {
-	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	results, err := LoadResults(dir)
 	if err != nil {
 		return err
 	}
-	var results []*Result
-	if err := json.Unmarshal(data, &results); err != nil {
-		return err
+	if len(results) == 0 {
+		return fmt.Errorf("no results in %s", dir)
 	}
 	cal, err := LoadCalibration(dir)
 	if err != nil {
@@ -143,25 +143,60 @@ func writeReport(dir string, results []*Result, cal *Calibration, plan Plan, con
 	return nil
 }
 
-// LoadResults reads dir/results.json; none yet is no results.
+// A results directory keeps each run's figures in results.json and its
+// per-workload samples, which only the plot reads, in samples.json: the
+// figures of a long comparison are small enough to keep with the
+// documentation they back (test/bench/results), its samples are not.
+const (
+	resultsFile = "results.json"
+	samplesFile = "samples.json"
+)
+
+// LoadResults reads dir's results, with their samples where dir still has
+// them; none yet is no results.
 func LoadResults(dir string) ([]*Result, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
+	var rs []*Result
+	if found, err := readJSON(filepath.Join(dir, resultsFile), &rs); err != nil || !found {
 		return nil, err
 	}
-	var rs []*Result
-	return rs, json.Unmarshal(data, &rs)
+	var samples []map[string][]float64
+	if _, err := readJSON(filepath.Join(dir, samplesFile), &samples); err != nil {
+		return nil, err
+	}
+	// Samples are written in the results' order; a results.json kept
+	// without its samples.json (or with one of fewer runs) plots only the
+	// runs it has samples of.
+	for i, r := range rs {
+		if i < len(samples) && r.Samples == nil {
+			r.Samples = samples[i]
+		}
+	}
+	return rs, nil
 }
 
 func writeResults(dir string, results []*Result) error {
-	data, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
+	lean := make([]Result, len(results))
+	samples := make([]map[string][]float64, len(results))
+	for i, r := range results {
+		lean[i], samples[i] = *r, r.Samples
+		lean[i].Samples = nil
+	}
+	if err := writeJSON(filepath.Join(dir, samplesFile), samples); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "results.json"), data, 0o644)
+	return writeJSON(filepath.Join(dir, resultsFile), lean)
+}
+
+// readJSON decodes path into v; a missing file is not found, not an error.
+func readJSON(path string, v any) (bool, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, json.Unmarshal(data, v)
 }
 
 // LoadCalibration reads calibration.json from a results directory; nil if

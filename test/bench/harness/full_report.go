@@ -87,11 +87,26 @@ func suiteTables(out string, suites []Suite) (string, string, error) {
 				continue
 			}
 			acc.WriteString(acceptanceRow(s.Name, mode, m, k, classes))
-			fmt.Fprintf(&det, "\n### %s, %s (%d Muster runs, %d Kueue runs)\n\n", s.Name, mode, len(m), len(k))
+			fmt.Fprintf(&det, "\n### %s, %s (%d Muster runs%s, %d Kueue runs)\n\n", s.Name, mode, len(m), builds(m), len(k))
 			det.WriteString(rangeTable(m, k, classes))
 		}
 	}
 	return acc.String() + sweeps.String(), det.String(), nil
+}
+
+// builds names the commits a target's runs were built from, as " of
+// 953e3c0" (or of several, when a comparison resumed with another build).
+func builds(rs []*Result) string {
+	var bs []string
+	for _, r := range rs {
+		if r.Build != "" && !slices.Contains(bs, r.Build) {
+			bs = append(bs, r.Build)
+		}
+	}
+	if len(bs) == 0 {
+		return ""
+	}
+	return " of " + strings.Join(bs, ", ")
 }
 
 func byTarget(rs []*Result, target, mode string) []*Result {

@@ -158,3 +158,47 @@ func TestCompareStartByPassed(t *testing.T) {
 		t.Errorf("no report: %v", err)
 	}
 }
+
+// TestResultsKeepSamplesApart: results.json holds the figures only, so a
+// long comparison's record can be kept in the repository; the samples
+// beside it come back for the plot, and a record without them still
+// loads, resumes and reports.
+func TestResultsKeepSamplesApart(t *testing.T) {
+	dir := t.TempDir()
+	rs := []*Result{
+		{Target: "muster", Mode: Parity, AdmissionsPerSecond: 40, Samples: map[string][]float64{"small": {1, 2}}},
+		{Target: "kueue", Mode: Parity, AdmissionsPerSecond: 30, Samples: map[string][]float64{"small": {3}}},
+	}
+	if err := writeResults(dir, rs); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, resultsFile))
+	if err != nil || strings.Contains(string(data), "samples") {
+		t.Fatalf("results.json has samples (%v):\n%s", err, data)
+	}
+	got, err := LoadResults(dir)
+	if err != nil || len(got) != 2 || len(got[0].Samples["small"]) != 2 || got[1].Samples["small"][0] != 3 {
+		t.Fatalf("loaded %+v (%v), want both runs with their samples", got, err)
+	}
+	if err := os.Remove(filepath.Join(dir, samplesFile)); err != nil {
+		t.Fatal(err)
+	}
+	got, err = LoadResults(dir)
+	if err != nil || len(got) != 2 || got[0].Samples != nil || got[0].AdmissionsPerSecond != 40 {
+		t.Fatalf("without samples.json: %+v (%v), want the figures alone", got, err)
+	}
+	if n := runsDone(got, "kueue", Parity); n != 1 {
+		t.Errorf("runs done %d, want 1: a kept record resumes", n)
+	}
+}
+
+// TestBuildOfAnUnstampedBinary: a binary Go stamped no commit into (or
+// none at all) records no build rather than failing the run.
+func TestBuildOfAnUnstampedBinary(t *testing.T) {
+	if b := buildOf(filepath.Join(t.TempDir(), "missing")); b != "" {
+		t.Errorf("missing binary: build %q", b)
+	}
+	if b := buildOf(os.Args[0]); strings.Contains(b, " ") {
+		t.Errorf("test binary: build %q", b)
+	}
+}

@@ -57,9 +57,13 @@ type RunSpec struct {
 
 // Result is what one run measured.
 type Result struct {
-	Target    string `json:"target"`
-	Mode      string `json:"mode"`
-	Config    string `json:"config"`
+	Target string `json:"target"`
+	Mode   string `json:"mode"`
+	Config string `json:"config"`
+	// Build is the commit the target's binary was built from, as Go
+	// stamped it ("-dirty" when the tree had changes), so a kept record
+	// says which code it measured.
+	Build     string `json:"build,omitempty"`
 	Workloads int    `json:"workloads"`
 	Finished  int    `json:"finished"`
 	// WallSeconds is from the first creation to the last finish.
@@ -255,6 +259,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	}
 	res := rec.result(plan, start)
 	res.Target, res.Mode, res.Config = spec.Target.Name, spec.Mode, spec.ConfigName
+	res.Build = buildOf(spec.Target.Binary)
 	res.Usage, res.Requests = usage, reqs
 	res.Placement = placements.Stats()
 	res.HarnessWrites = plan.Workloads() + kubelet.Writes()

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"debug/buildinfo"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -311,4 +312,27 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// buildOf reads the commit a binary was built from out of the build
+// information Go stamps into it; "" when it has none (built outside a
+// repository, or with -buildvcs=false).
+func buildOf(binary string) string {
+	info, err := buildinfo.ReadFile(binary)
+	if err != nil {
+		return ""
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 7:
+			rev = s.Value[:7]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	return rev + dirty
 }
