@@ -163,11 +163,12 @@ func LoadResults(dir string) ([]*Result, error) {
 	if _, err := readJSON(filepath.Join(dir, samplesFile), &samples); err != nil {
 		return nil, err
 	}
-	// Samples are written in the results' order; a results.json kept
-	// without its samples.json (or with one of fewer runs) plots only the
-	// runs it has samples of.
-	for i, r := range rs {
-		if i < len(samples) && r.Samples == nil {
+	// Samples are written in the results' order, one entry per run (none
+	// for a run recorded where its samples were not kept). Of another
+	// length, the results were edited by hand (a run set aside) or a write
+	// was cut short: which samples are whose is unknown, so none are used.
+	if len(samples) == len(rs) {
+		for i, r := range rs {
 			r.Samples = samples[i]
 		}
 	}

@@ -180,6 +180,15 @@ func TestResultsKeepSamplesApart(t *testing.T) {
 	if err != nil || len(got) != 2 || len(got[0].Samples["small"]) != 2 || got[1].Samples["small"][0] != 3 {
 		t.Fatalf("loaded %+v (%v), want both runs with their samples", got, err)
 	}
+	if err := writeJSON(filepath.Join(dir, resultsFile), []Result{{Target: "kueue", Mode: Parity}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = LoadResults(dir); err != nil || len(got) != 1 || got[0].Samples != nil {
+		t.Fatalf("a run set aside by hand: %+v (%v), want no samples (whose are they?)", got, err)
+	}
+	if err := writeResults(dir, rs); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Remove(filepath.Join(dir, samplesFile)); err != nil {
 		t.Fatal(err)
 	}

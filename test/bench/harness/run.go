@@ -60,9 +60,8 @@ type Result struct {
 	Target string `json:"target"`
 	Mode   string `json:"mode"`
 	Config string `json:"config"`
-	// Build is the commit the target's binary was built from, as Go
-	// stamped it ("-dirty" when the tree had changes), so a kept record
-	// says which code it measured.
+	// Build names the code the target's binary runs (buildOf: Muster's
+	// commit, Kueue's version), so a kept record says what it measured.
 	Build     string `json:"build,omitempty"`
 	Workloads int    `json:"workloads"`
 	Finished  int    `json:"finished"`

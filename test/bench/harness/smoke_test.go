@@ -88,6 +88,9 @@ func TestSmokeCompare(t *testing.T) {
 		if r.MachineBusy <= 0 || r.MachineBusy > 1 || r.HarnessCPUSeconds <= 0 {
 			t.Errorf("%s: machine busy %.2f, harness CPU %.1f s", r.Target, r.MachineBusy, r.HarnessCPUSeconds)
 		}
+		if r.Target == "kueue" && !strings.HasPrefix(r.Build, "kueue v") {
+			t.Errorf("kueue: build %q, want Kueue's module version", r.Build)
+		}
 		if r.Usage.CPUSeconds <= 0 || r.Usage.MaxRSSMiB <= 0 {
 			t.Errorf("%s: no rusage of the child: %+v", r.Target, r.Usage)
 		}

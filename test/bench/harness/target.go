@@ -314,13 +314,19 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// buildOf reads the commit a binary was built from out of the build
-// information Go stamps into it; "" when it has none (built outside a
+// buildOf names the code a binary runs: the commit Go stamped into it
+// ("-dirty" when the tree had changes), or, for the harness's build of
+// Kueue, Kueue's module version; "" when it has neither (built outside a
 // repository, or with -buildvcs=false).
 func buildOf(binary string) string {
 	info, err := buildinfo.ReadFile(binary)
 	if err != nil {
 		return ""
+	}
+	for _, d := range info.Deps {
+		if d.Path == "sigs.k8s.io/kueue" {
+			return "kueue " + d.Version
+		}
 	}
 	var rev, dirty string
 	for _, s := range info.Settings {
