@@ -12,8 +12,8 @@
 // k8s.io/cloud-provider v0.31.8 zip nor sample-apiserver v0.31), and its
 // ProvisioningRequest API module, which its go.mod replaces with a
 // directory, by the same commit. To tidy, serve the module's go.mod from a
-// file proxy: GOPROXY=file://DIR,https://proxy.golang.org go mod tidy -e, DIR
-// holding k8s.io/autoscaler/cluster-autoscaler/@v/VERSION.{info,mod,zip}.
+// file proxy, as make verify does:
+// GOPROXY=$(../../autoscaler-modproxy.sh ../../../bin/modproxy),$(go env GOPROXY) go mod tidy
 module github.com/musterhq/muster/hack/tools/cluster-autoscaler
 
 go 1.26.0
