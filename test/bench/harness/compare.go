@@ -208,13 +208,9 @@ func LoadCalibration(dir string) (*Calibration, error) {
 
 // loadCalibrationFile reads a calibration; nil if there is none.
 func loadCalibrationFile(path string) (*Calibration, error) {
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
+	cal := &Calibration{}
+	if found, err := readJSON(path, cal); err != nil || !found {
 		return nil, err
 	}
-	cal := &Calibration{}
-	return cal, json.Unmarshal(data, cal)
+	return cal, nil
 }

@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -185,14 +184,8 @@ func loadCalibrations(dir string) ([]Calibrated, error) {
 		return nil, err
 	}
 	var list []Calibrated
-	data, err := os.ReadFile(filepath.Join(dir, calibrationsFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return list, json.Unmarshal(data, &list)
+	_, err := readJSON(filepath.Join(dir, calibrationsFile), &list)
+	return list, err
 }
 
 func compareSuite(ctx context.Context, spec FullSpec, s Suite, dir string, cal *Calibration) error {
@@ -245,14 +238,8 @@ func loadSweep(dir string) ([]*SweepResult, error) {
 		return nil, err
 	}
 	var rs []*SweepResult
-	data, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return rs, json.Unmarshal(data, &rs)
+	_, err := readJSON(filepath.Join(dir, "sweep.json"), &rs)
+	return rs, err
 }
 
 func sweepsDone(rs []*SweepResult, target, mode string, depth int) int {
