@@ -39,7 +39,15 @@ type APIServerLoad struct {
 	// the run's peak.
 	PeakInflightMutating float64 `json:"peakInflightMutating"`
 	PeakInflightReads    float64 `json:"peakInflightReads"`
-	Samples              int     `json:"samples"`
+	// TerminatedWatchers are the watches the API server closed because
+	// their client fell behind (apiserver_terminated_watchers_total, every
+	// resource): each one's client watches again, or lists everything again
+	// if it fell out of the watch cache's window, and sees the changes it
+	// missed only then, every client of the run alike (the systems' own
+	// watches and the harness's kubelet). The API server's log in the run's
+	// directory names them. Nil in a run recorded before it was counted.
+	TerminatedWatchers *float64 `json:"terminatedWatchers,omitempty"`
+	Samples            int      `json:"samples"`
 	// FailedScrapes are samples lost to an error; the run fails only if
 	// fewer than two samples remain.
 	FailedScrapes int `json:"failedScrapes,omitempty"`
@@ -51,6 +59,7 @@ type apiSample struct {
 	mutating, reads         float64
 	mutatingHist, readHist  histogram
 	inflightMut, inflightRO float64
+	terminatedWatchers      float64
 }
 
 // histogram is a cumulative histogram: upper bounds and counts.
@@ -197,6 +206,11 @@ func sampleOf(fams map[string]*dto.MetricFamily) apiSample {
 			}
 		}
 	}
+	if f := fams["apiserver_terminated_watchers_total"]; f != nil {
+		for _, m := range f.GetMetric() {
+			s.terminatedWatchers += m.GetCounter().GetValue()
+		}
+	}
 	return s
 }
 
@@ -284,6 +298,8 @@ func loadOf(samples []apiSample, minWindow time.Duration) *APIServerLoad {
 	mut := last.mutatingHist.minus(first.mutatingHist)
 	l.MutatingP50, l.MutatingP99 = mut.quantile(0.5), mut.quantile(0.99)
 	l.ReadP99 = last.readHist.minus(first.readHist).quantile(0.99)
+	terminated := last.terminatedWatchers - first.terminatedWatchers
+	l.TerminatedWatchers = &terminated
 	for i, s := range samples {
 		l.PeakInflightMutating = max(l.PeakInflightMutating, s.inflightMut)
 		l.PeakInflightReads = max(l.PeakInflightReads, s.inflightRO)

@@ -12,7 +12,8 @@ import (
 )
 
 // scrape is a trimmed /metrics of a kube-apiserver: two verbs of each
-// kind, a watch that must not count, in-flight gauges and APF queues.
+// kind, a watch that must not count, in-flight gauges, APF queues and
+// terminated watchers (as many as watches, for brevity).
 func scrape(t *testing.T, posts, gets, watches, inflight, queued int, fast, slow int) apiSample {
 	t.Helper()
 	text := strings.NewReplacer(
@@ -38,6 +39,9 @@ apiserver_request_duration_seconds_count{verb="WATCH",resource="workloads"} WATC
 # TYPE apiserver_current_inflight_requests gauge
 apiserver_current_inflight_requests{request_kind="mutating"} INFLIGHT
 apiserver_current_inflight_requests{request_kind="readOnly"} 1
+# TYPE apiserver_terminated_watchers_total counter
+apiserver_terminated_watchers_total{group="muster.dev",resource="workloads"} WATCHES
+apiserver_terminated_watchers_total{group="",resource="pods"} 5
 # TYPE apiserver_flowcontrol_current_inqueue_requests gauge
 apiserver_flowcontrol_current_inqueue_requests{priority_level="workload-low",flow_schema="service-accounts"} QUEUED
 `)
@@ -66,6 +70,9 @@ func TestAPIServerLoadIsTheRunsDelta(t *testing.T) {
 	}
 	if l.PeakInflightMutating != 40 || l.PeakInflightReads != 1 {
 		t.Errorf("peaks: %+v", l)
+	}
+	if l.TerminatedWatchers == nil || *l.TerminatedWatchers != 2 {
+		t.Errorf("terminated watchers %v, want the run's 2 (9 - 7, every resource)", l.TerminatedWatchers)
 	}
 	// 620 posts in the run: 50 under 5 ms, 570 between 5 and 100 ms. The
 	// watches' hour-long durations must not count.

@@ -172,6 +172,7 @@ func apiServerMetrics() []metric {
 	return []metric{
 		{"machine CPU busy, all processes (% of all cores)", positive(func(r *Result) float64 { return 100 * r.MachineBusy }), "%.0f", false},
 		{"harness CPU (s)", positive(func(r *Result) float64 { return r.HarnessCPUSeconds }), "%.1f", false},
+		{"API server and etcd nice (others 0)", func(r *Result) float64 { return float64(r.ControlPlaneNice) }, "%.0f", false},
 		{"API server cores busy (CPU s / wall s)", func(r *Result) float64 {
 			if r.WallSeconds == 0 {
 				return math.NaN()
@@ -186,6 +187,12 @@ func apiServerMetrics() []metric {
 		{"API server read latency p99 (ms)", load(func(l *APIServerLoad) float64 { return l.ReadP99 }), "%.1f", false},
 		{"API server writes in flight (highest 1 s mark, sampled)", load(func(l *APIServerLoad) float64 { return l.PeakInflightMutating }), "%.0f", false},
 		{"API server reads in flight (highest 1 s mark, sampled)", load(func(l *APIServerLoad) float64 { return l.PeakInflightReads }), "%.0f", false},
+		{"watches the API server closed, client behind (all clients)", load(func(l *APIServerLoad) float64 {
+			if l.TerminatedWatchers == nil {
+				return math.NaN()
+			}
+			return *l.TerminatedWatchers
+		}), "%.0f", false},
 	}
 }
 

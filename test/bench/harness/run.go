@@ -109,6 +109,10 @@ type Result struct {
 	// APIServerCPUSeconds is the API server's CPU time during the run:
 	// what all clients' requests cost it.
 	APIServerCPUSeconds float64 `json:"apiServerCPUSeconds"`
+	// ControlPlaneNice is the CPU priority the API server and etcd ran at
+	// (ControlPlaneNice, or 0 where the harness could not raise it, and in
+	// runs recorded before it did).
+	ControlPlaneNice int `json:"controlPlaneNice,omitempty"`
 	// MachineBusy is the share of all the machine's cores busy during the
 	// run (every process: API server, etcd, target, harness); 0
 	// in runs recorded before it was measured.
@@ -267,6 +271,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 		res.HarnessWrites += checker.Writes()
 	}
 	res.APIServerCPUSeconds = apiCPU1 - apiCPU0
+	res.ControlPlaneNice = api.Nice
 	res.APIServer = load
 	res.MachineBusy, res.HarnessCPUSeconds = busy, harnessCPU
 	res.RequestsPerWorkload = map[string]float64{}

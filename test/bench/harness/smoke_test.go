@@ -88,6 +88,11 @@ func TestSmokeCompare(t *testing.T) {
 		if r.MachineBusy <= 0 || r.MachineBusy > 1 || r.HarnessCPUSeconds <= 0 {
 			t.Errorf("%s: machine busy %.2f, harness CPU %.1f s", r.Target, r.MachineBusy, r.HarnessCPUSeconds)
 		}
+		// Where the harness may raise it, the control plane runs ahead of
+		// the rest; otherwise the run says it did not.
+		if want := niceAllowed(t); r.ControlPlaneNice != want {
+			t.Errorf("%s: control plane at nice %d, want %d", r.Target, r.ControlPlaneNice, want)
+		}
 		if r.Target == "kueue" && !strings.HasPrefix(r.Build, "kueue v") {
 			t.Errorf("kueue: build %q, want Kueue's module version", r.Build)
 		}
