@@ -26,7 +26,6 @@ const ControlPlaneNice = -10
 // creator's, so every thread is set, and again every interval to catch
 // threads started while a pass ran.
 type priorityKeeper struct {
-	pids []int
 	stop chan struct{}
 	done chan struct{}
 
@@ -43,7 +42,7 @@ func keepPriority(pids []int, nice int, interval time.Duration) (*priorityKeeper
 			return nil, err
 		}
 	}
-	k := &priorityKeeper{pids: pids, stop: make(chan struct{}), done: make(chan struct{})}
+	k := &priorityKeeper{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(k.done)
 		t := time.NewTicker(interval)
