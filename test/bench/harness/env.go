@@ -138,18 +138,15 @@ func (a *APIServer) CPUSeconds() (float64, error) {
 // that they run at the machine's default where it may not.
 func (a *APIServer) prioritise() {
 	apiserver, err := findProcess(a.AuditLog) // the flag names this run's file
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "warning: the control plane runs at nice 0: %v\n", err)
-		return
+	if err == nil {
+		a.pid = apiserver
+		var etcd int
+		if etcd, err = findProcess(a.env.ControlPlane.Etcd.DataDir); err == nil {
+			a.priority, err = keepPriority([]int{apiserver, etcd}, ControlPlaneNice, time.Second)
+		}
 	}
-	etcd, err := findProcess(a.env.ControlPlane.Etcd.DataDir)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "warning: the control plane runs at nice 0: %v\n", err)
-		return
-	}
-	a.pid = apiserver
-	if a.priority, err = keepPriority([]int{apiserver, etcd}, ControlPlaneNice, time.Second); err != nil {
-		fmt.Fprintf(os.Stderr, "warning: the control plane runs at nice 0 (raising it needs CAP_SYS_NICE): %v\n", err)
+		fmt.Fprintf(os.Stderr, "warning: the control plane runs at nice 0 (raising it needs CAP_SYS_NICE; or its process was not found): %v\n", err)
 		return
 	}
 	a.Nice = ControlPlaneNice

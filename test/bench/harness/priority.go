@@ -37,10 +37,16 @@ type priorityKeeper struct {
 // fails if the first pass does (setting a negative nice needs
 // CAP_SYS_NICE).
 func keepPriority(pids []int, nice int, interval time.Duration) (*priorityKeeper, error) {
-	for _, pid := range pids {
-		if err := setNice(pid, nice); err != nil {
-			return nil, err
+	pass := func() error {
+		for _, pid := range pids {
+			if err := setNice(pid, nice); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	if err := pass(); err != nil {
+		return nil, err
 	}
 	k := &priorityKeeper{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
@@ -52,12 +58,10 @@ func keepPriority(pids []int, nice int, interval time.Duration) (*priorityKeeper
 			case <-k.stop:
 				return
 			case <-t.C:
-				for _, pid := range pids {
-					if err := setNice(pid, nice); err != nil {
-						k.mu.Lock()
-						k.err = err
-						k.mu.Unlock()
-					}
+				if err := pass(); err != nil {
+					k.mu.Lock()
+					k.err = err
+					k.mu.Unlock()
 				}
 			}
 		}
