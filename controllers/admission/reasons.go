@@ -45,10 +45,17 @@ const reasonGrace = time.Second
 // under 0.1 while anything near 20 a second is admitted. A reason not
 // yet written is not hidden meanwhile: kubectl muster why and the
 // visibility API read the latest from memory.
+//
+// A draining backlog is admitted in bursts — a cycle's admissions, then a
+// pause until its jobs free quota — so busyWindow spans such pauses: a
+// shorter one would take every pause of a backlog admitted a few a second
+// for quiet and let its reasons out at the idle rate. For the same reason
+// the idle rate saves no burst: a pause that is not over yet would spend
+// it at once.
 const (
 	reasonShare = 5
 	busyRate    = 1
-	busyWindow  = 250 * time.Millisecond
+	busyWindow  = time.Second
 )
 
 // Under the client's rate limit, reasons also take only what the
@@ -96,7 +103,7 @@ func newReasonWriter(c client.Client, recorder events.EventRecorder, clk clock.W
 	clientQPS = max(clientQPS, floorRate)
 	return &reasonWriter{
 		client: c, recorder: recorder, clock: clk, ticker: clk,
-		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, max(int(min(qps, 1000)), 1)),
+		idle:   flowcontrol.NewTokenBucketRateLimiter(qps, 1),
 		busy:   flowcontrol.NewTokenBucketRateLimiter(busyRate, 1),
 		budget: rate.NewLimiter(rate.Limit(clientQPS), int(min(clientQPS, 1000))),
 		floor:  flowcontrol.NewTokenBucketRateLimiter(floorRate, 1),

@@ -218,3 +218,39 @@ func TestReasonsGoOneASecondWhileAdmitting(t *testing.T) {
 		}
 	}
 }
+
+// A pause between admissions shorter than busyWindow is not quiet: a
+// backlog is admitted in bursts, and its reasons stay at the busy rate
+// through the pauses.
+func TestReasonsStayBusyThroughAPause(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := newReasonWriter(nil, nil, clk, 1000)
+	r.schedulerWrote()
+	clk.Step(600 * time.Millisecond) // a backlog admitted two a second
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.wait(ctx); err != nil {
+		t.Fatalf("the first reason in a pause waited: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancelShort()
+	if err := r.wait(short); err == nil {
+		t.Fatal("a second reason went in a pause between admissions, as if the scheduler were quiet")
+	}
+}
+
+// The idle rate saves no burst while the scheduler admits: the first quiet
+// moment writes one reason, then the idle rate's next.
+func TestQuietSpendsNoSavedBurst(t *testing.T) {
+	r := newReasonWriter(nil, nil, clock.RealClock{}, 10) // idle: 2 a second
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := r.wait(ctx); err != nil {
+		t.Fatalf("the first reason of a quiet scheduler waited: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancelShort()
+	if err := r.wait(short); err == nil {
+		t.Fatal("a second reason went at once: the idle rate had saved a burst")
+	}
+}
