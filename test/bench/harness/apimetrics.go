@@ -47,7 +47,12 @@ type APIServerLoad struct {
 	// watches and the harness's kubelet). The API server's log in the run's
 	// directory names them. Nil in a run recorded before it was counted.
 	TerminatedWatchers *float64 `json:"terminatedWatchers,omitempty"`
-	Samples            int      `json:"samples"`
+	// WorkloadWatchCache is the capacity of the API server's Workload
+	// watch cache at the run's start (watch_cache_capacity),
+	// which sizes the buffer of each watch opened then (warmUpWatchCache);
+	// 0 in a run recorded before it was read.
+	WorkloadWatchCache float64 `json:"workloadWatchCache,omitempty"`
+	Samples            int     `json:"samples"`
 	// FailedScrapes are samples lost to an error; the run fails only if
 	// fewer than two samples remain.
 	FailedScrapes int `json:"failedScrapes,omitempty"`
@@ -60,6 +65,7 @@ type apiSample struct {
 	mutatingHist, readHist  histogram
 	inflightMut, inflightRO float64
 	terminatedWatchers      float64
+	workloadWatchCache      float64
 }
 
 // histogram is a cumulative histogram: upper bounds and counts.
@@ -206,6 +212,13 @@ func sampleOf(fams map[string]*dto.MetricFamily) apiSample {
 			}
 		}
 	}
+	if f := fams["watch_cache_capacity"]; f != nil {
+		for _, m := range f.GetMetric() {
+			if labelValue(m, "resource") == "workloads" {
+				s.workloadWatchCache = m.GetGauge().GetValue()
+			}
+		}
+	}
 	if f := fams["apiserver_terminated_watchers_total"]; f != nil {
 		for _, m := range f.GetMetric() {
 			s.terminatedWatchers += m.GetCounter().GetValue()
@@ -289,6 +302,7 @@ func loadOf(samples []apiSample, minWindow time.Duration) *APIServerLoad {
 		return l
 	}
 	first, last := samples[0], samples[len(samples)-1]
+	l.WorkloadWatchCache = first.workloadWatchCache
 	secs := last.at.Sub(first.at).Seconds()
 	if secs <= 0 {
 		return l

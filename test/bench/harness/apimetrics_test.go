@@ -13,13 +13,14 @@ import (
 
 // scrape is a trimmed /metrics of a kube-apiserver: two verbs of each
 // kind, a watch that must not count, in-flight gauges, APF queues and
-// terminated watchers (as many as watches, for brevity).
+// terminated watchers (as many as watches, for brevity) and the watch
+// caches' capacities (the Workloads' 100 per watch).
 func scrape(t *testing.T, posts, gets, watches, inflight, queued int, fast, slow int) apiSample {
 	t.Helper()
 	text := strings.NewReplacer(
 		"POSTS", strconv.Itoa(posts), "GETS", strconv.Itoa(gets), "WATCHES", strconv.Itoa(watches),
 		"INFLIGHT", strconv.Itoa(inflight), "QUEUED", strconv.Itoa(queued),
-		"FAST", strconv.Itoa(fast), "ALL", strconv.Itoa(fast+slow),
+		"FAST", strconv.Itoa(fast), "ALL", strconv.Itoa(fast+slow), "CAPACITY", strconv.Itoa(100*watches),
 	).Replace(`# TYPE apiserver_request_total counter
 apiserver_request_total{verb="POST",resource="workloads",code="201"} POSTS
 apiserver_request_total{verb="PATCH",resource="workloads",code="200"} 0
@@ -42,6 +43,9 @@ apiserver_current_inflight_requests{request_kind="readOnly"} 1
 # TYPE apiserver_terminated_watchers_total counter
 apiserver_terminated_watchers_total{group="muster.dev",resource="workloads"} WATCHES
 apiserver_terminated_watchers_total{group="",resource="pods"} 5
+# TYPE watch_cache_capacity gauge
+watch_cache_capacity{group="muster.dev",resource="workloads"} CAPACITY
+watch_cache_capacity{group="",resource="pods"} 100
 # TYPE apiserver_flowcontrol_current_inqueue_requests gauge
 apiserver_flowcontrol_current_inqueue_requests{priority_level="workload-low",flow_schema="service-accounts"} QUEUED
 `)
@@ -73,6 +77,9 @@ func TestAPIServerLoadIsTheRunsDelta(t *testing.T) {
 	}
 	if l.TerminatedWatchers == nil || *l.TerminatedWatchers != 2 {
 		t.Errorf("terminated watchers %v, want the run's 2 (9 - 7, every resource)", l.TerminatedWatchers)
+	}
+	if l.WorkloadWatchCache != 700 {
+		t.Errorf("Workload watch cache %v, want the first sample's 700 (the one the run's watches were opened with)", l.WorkloadWatchCache)
 	}
 	// 620 posts in the run: 50 under 5 ms, 570 between 5 and 100 ms. The
 	// watches' hour-long durations must not count.

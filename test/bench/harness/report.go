@@ -193,6 +193,12 @@ func apiServerMetrics() []metric {
 			}
 			return *l.TerminatedWatchers
 		}), "%.0f", false},
+		{"Workload watch cache at the start (events; watch buffers ~1/75 of it, 10-100)", load(func(l *APIServerLoad) float64 {
+			if l.WorkloadWatchCache == 0 {
+				return math.NaN()
+			}
+			return l.WorkloadWatchCache
+		}), "%.0f", false},
 	}
 }
 

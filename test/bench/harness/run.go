@@ -176,6 +176,9 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err := createQueues(ctx, api, spec.Target, plan); err != nil {
 		return nil, err
 	}
+	if err := warmUpWatchCache(ctx, api, spec.Target); err != nil {
+		return nil, err
+	}
 	pprofAddr := ""
 	if spec.Profile > 0 {
 		port, err := freeLoopbackPort()

@@ -104,6 +104,8 @@ func TestSmokeCompare(t *testing.T) {
 		// may miss a short run's load).
 		if l := r.APIServer; l == nil || l.Samples < 2 || l.MutatingPerSecond <= 0 || l.MutatingP99 <= 0 {
 			t.Errorf("%s: API server load not measured: %+v", r.Target, l)
+		} else if l.WorkloadWatchCache < 12800 {
+			t.Errorf("%s: Workload watch cache of %v events at the start, want the warm-up's 12,800 or more", r.Target, l.WorkloadWatchCache)
 		}
 		// Every admission is at least one status write by the target.
 		if r.Requests.ByResource["patch workloads/status"]+r.Requests.ByResource["update workloads/status"]+r.Requests.ByResource["apply workloads/status"] < want {
