@@ -87,6 +87,9 @@ func Sweep(ctx context.Context, t Target, depth int, mode, dir string, p SweepPa
 	if err := createQueues(ctx, api, t, plan); err != nil {
 		return nil, err
 	}
+	if err := warmUpWatchCache(ctx, api, t); err != nil {
+		return nil, err
+	}
 	pprofAddr := ""
 	if p.ProfileIdle {
 		port, err := freeLoopbackPort()
