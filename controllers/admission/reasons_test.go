@@ -227,14 +227,10 @@ func TestReasonsStayBusyThroughAPause(t *testing.T) {
 	r := newReasonWriter(nil, nil, clk, 1000)
 	r.schedulerWrote()
 	clk.Step(600 * time.Millisecond) // a backlog admitted two a second
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.wait(ctx); err != nil {
-		t.Fatalf("the first reason in a pause waited: %v", err)
+	if !goesWithin(r, 5*time.Second) {
+		t.Fatal("the first reason in a pause waited")
 	}
-	short, cancelShort := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancelShort()
-	if err := r.wait(short); err == nil {
+	if goesWithin(r, 300*time.Millisecond) {
 		t.Fatal("a second reason went in a pause between admissions, as if the scheduler were quiet")
 	}
 }
@@ -243,14 +239,17 @@ func TestReasonsStayBusyThroughAPause(t *testing.T) {
 // moment writes one reason, then the idle rate's next.
 func TestQuietSpendsNoSavedBurst(t *testing.T) {
 	r := newReasonWriter(nil, nil, clock.RealClock{}, 10) // idle: 2 a second
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := r.wait(ctx); err != nil {
-		t.Fatalf("the first reason of a quiet scheduler waited: %v", err)
+	if !goesWithin(r, 5*time.Second) {
+		t.Fatal("the first reason of a quiet scheduler waited")
 	}
-	short, cancelShort := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancelShort()
-	if err := r.wait(short); err == nil {
+	if goesWithin(r, 200*time.Millisecond) {
 		t.Fatal("a second reason went at once: the idle rate had saved a burst")
 	}
+}
+
+// goesWithin reports whether a reason gets its turn to be written within d.
+func goesWithin(r *reasonWriter, d time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return r.wait(ctx) == nil
 }
