@@ -43,6 +43,25 @@ func (r Requests) QueueStatusWrites() int {
 	return n
 }
 
+// WorkloadWrites is the number of writes of Workloads (object and
+// status) and of events: what a system writes per workload, apart from
+// the queues. Events are counted whole: in a run every event is about a
+// Workload (it has no jobs and its queues are the harness's).
+func (r Requests) WorkloadWrites() int {
+	n := 0
+	for key, c := range r.ByResource {
+		verb, resource, _ := strings.Cut(key, " ")
+		if !isWrite(verb) {
+			continue
+		}
+		switch resource {
+		case "workloads", "workloads/status", "events":
+			n += c
+		}
+	}
+	return n
+}
+
 type auditEvent struct {
 	Verb      string `json:"verb"`
 	Stage     string `json:"stage"`

@@ -59,7 +59,7 @@ func suiteCalibrations(dir string) (string, error) {
 
 func suiteTables(out string, suites []Suite) (string, string, error) {
 	var acc, det strings.Builder
-	acc.WriteString("| suite | mode | runs | admissions/s, Muster/Kueue | evictions Muster | evictions Kueue | writes/workload Muster; of which queue status | writes/workload Kueue; of which queue status | worst class p99, Muster/Kueue |\n")
+	acc.WriteString("| suite | mode | runs | admissions/s, Muster/Kueue | evictions Muster | evictions Kueue | writes/workload Muster: all; queue status; the Workload's own | writes/workload Kueue: all; queue status; the Workload's own | worst class p99, Muster/Kueue |\n")
 	acc.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	var sweeps strings.Builder
 	for _, s := range suites {
@@ -139,8 +139,9 @@ func acceptanceRow(suite, mode string, m, k []*Result, classes []string) string 
 	ev := func(r *Result) float64 { return float64(r.Evictions) }
 	wr := func(r *Result) float64 { return r.WritesPerWorkload }
 	qs := func(r *Result) float64 { return r.QueueStatusWritesPerWorkload() }
+	own := func(r *Result) float64 { return r.WorkloadWritesPerWorkload() }
 	writes := func(rs []*Result) string {
-		return fmt.Sprintf("%s; %.2f", rangeOf(rs, wr).format("%.2f"), rangeOf(rs, qs).Median)
+		return fmt.Sprintf("%s; %.2f; %s", rangeOf(rs, wr).format("%.2f"), rangeOf(rs, qs).Median, rangeOf(rs, own).format("%.2f"))
 	}
 	p99 := worstP99(classes)
 	return fmt.Sprintf("| %s | %s | %d + %d | %s | %s | %s | %s | %s | %s |\n", suite, mode, len(m), len(k),
@@ -163,6 +164,9 @@ func rangeTable(m, k []*Result, classes []string) string {
 	}
 	for _, mt := range ms {
 		a, c := rangeOf(m, mt.get), rangeOf(k, mt.get)
+		if a.N+c.N == 0 {
+			continue
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mt.name, a.format(mt.format), c.format(mt.format), ratioCell(a, c))
 	}
 	return b.String()

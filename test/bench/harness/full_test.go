@@ -61,7 +61,7 @@ func TestFullReportFromResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00); 0.00 |", "### quick, parity (3 Muster runs, 3 Kueue runs)",
+	for _, want := range []string{"| quick | parity | 3 + 3 | 2.00 (1.82–2.20) | 2 (1–3) | 5 (4–9) | 2.00 (2.00–2.00); 0.00; 0.00 (0.00–0.00) |", "### quick, parity (3 Muster runs, 3 Kueue runs)",
 		"- quick, API server calibration-end: 150.0 workload lifecycles/s (600 creates/s, 400 status writes/s)",
 		"- quick, API server at the start of runs (2026-12-06 18:42 UTC): 180.0 workload lifecycles/s (700 creates/s, 490 status writes/s)"} {
 		if !strings.Contains(report, want) {
@@ -99,6 +99,18 @@ func TestQueueStatusWrites(t *testing.T) {
 	}}}
 	if got := r.QueueStatusWritesPerWorkload(); got != 0.5 {
 		t.Errorf("queue status writes per workload = %v, want 0.5", got)
+	}
+}
+
+// TestWorkloadWrites: a Workload's own writes are its object's, its
+// status's and the events', whatever the verb; reads and queues are not.
+func TestWorkloadWrites(t *testing.T) {
+	r := &Result{Workloads: 10, Requests: Requests{ByResource: map[string]int{
+		"patch workloads/status": 10, "create events": 10, "patch events": 1, "update workloads": 2,
+		"patch clusterqueues/status": 3, "get workloads": 7, "watch events": 1,
+	}}}
+	if got := r.WorkloadWritesPerWorkload(); got != 2.3 {
+		t.Errorf("the Workload's own writes per workload = %v, want 2.3", got)
 	}
 }
 

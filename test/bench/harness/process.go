@@ -24,8 +24,12 @@ type Process struct {
 type Usage struct {
 	// CPUSeconds is user plus system time.
 	CPUSeconds float64 `json:"cpuSeconds"`
-	// MaxRSSMiB is the peak resident set size.
+	// MaxRSSMiB is the child's peak resident set size.
 	MaxRSSMiB float64 `json:"maxRSSMiB"`
+	// MaxRSSOwn: MaxRSSMiB is the child's own peak (see Stop). Records
+	// without it read rusage, the larger of the child's peak and the
+	// harness's at the child's start.
+	MaxRSSOwn bool `json:"maxRSSOwn,omitempty"`
 }
 
 // Launch is how a run starts the target.
@@ -56,7 +60,11 @@ func StartProcess(t Target, l Launch) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(t.Binary, args...)
+	return startCmd(exec.Command(t.Binary, args...), logFile)
+}
+
+// startCmd starts cmd with its output in logFile, which it then owns.
+func startCmd(cmd *exec.Cmd, logFile *os.File) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
@@ -113,8 +121,14 @@ func cpuSeconds(pid int) (float64, error) {
 	return (utime + stime) / 100, nil
 }
 
-// Stop sends SIGTERM, waits for the exit (SIGKILL after 15 s) and returns
-// the child's rusage.
+// Stop reads the child's peak RSS, sends SIGTERM, waits for the exit
+// (SIGKILL after 15 s) and returns its CPU time and that peak.
+//
+// The peak is the child's own high-water mark (VmHWM), read while it
+// runs, not rusage's ru_maxrss: Go starts a child sharing the parent's
+// memory until exec (CLONE_VM|CLONE_VFORK), and Linux keeps the replaced
+// memory's high-water mark in ru_maxrss, so rusage reported the harness's
+// own peak whenever that was the larger.
 func (p *Process) Stop() (Usage, error) {
 	defer p.log.Close()
 	select {
@@ -122,6 +136,7 @@ func (p *Process) Stop() (Usage, error) {
 		return p.usage(), fmt.Errorf("the target exited early: %v (see %s)", p.cmd.ProcessState, p.log.Name())
 	default:
 	}
+	peak, peakErr := peakRSSMiB(p.cmd.Process.Pid)
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
@@ -129,7 +144,30 @@ func (p *Process) Stop() (Usage, error) {
 		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
-	return p.usage(), nil
+	u := p.usage()
+	u.MaxRSSMiB, u.MaxRSSOwn = peak, peakErr == nil
+	if peakErr != nil {
+		return u, fmt.Errorf("the target's peak RSS: %w", peakErr)
+	}
+	return u, nil
+}
+
+// peakRSSMiB reads a process's peak resident set size (VmHWM) from /proc.
+func peakRSSMiB(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kib, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/status: %w", pid, err)
+			}
+			return kib / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("/proc/%d/status has no VmHWM", pid)
 }
 
 func (p *Process) usage() Usage {

@@ -62,6 +62,17 @@ func measured(rs []*Result, f func(*Result) float64) []float64 {
 	return xs
 }
 
+// anyMeasured: some run of the groups measured f (a row none did, such as
+// one kept for records of an older harness, is left out).
+func anyMeasured(f func(*Result) float64, gs ...*Group) bool {
+	for _, g := range gs {
+		if g != nil && len(measured(g.Runs, f)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // metric is one row of the comparison table.
 type metric struct {
 	name string
@@ -96,14 +107,27 @@ func metrics(classes []string) []metric {
 		metric{"kubelet saw admissions, lag p50 (ms, up to 1 s over)", lagMeasured(func(r *Result) float64 { return r.AdmissionSeenLag.P50 }), "%.0f", false},
 		metric{"kubelet saw admissions, lag p99 (ms, up to 1 s over)", lagMeasured(func(r *Result) float64 { return r.AdmissionSeenLag.P99 }), "%.0f", false},
 		metric{"controller CPU (s)", func(r *Result) float64 { return r.Usage.CPUSeconds }, "%.1f", false},
-		metric{"controller max RSS (MiB)", func(r *Result) float64 { return r.Usage.MaxRSSMiB }, "%.0f", false},
+		metric{"controller max RSS (MiB)", rss(true), "%.0f", false},
+		metric{"controller max RSS, rusage: at least the harness's (MiB)", rss(false), "%.0f", false},
 		metric{"API server CPU (s)", func(r *Result) float64 { return r.APIServerCPUSeconds }, "%.1f", false},
 		metric{"API writes per workload", func(r *Result) float64 { return r.WritesPerWorkload }, "%.2f", false},
 		metric{"of which queue status", func(r *Result) float64 { return r.QueueStatusWritesPerWorkload() }, "%.2f", false},
+		metric{"of which the Workload's own (object, status, events)", func(r *Result) float64 { return r.WorkloadWritesPerWorkload() }, "%.2f", false},
 		metric{"API reads per workload (get+list)", func(r *Result) float64 {
 			return r.RequestsPerWorkload["get"] + r.RequestsPerWorkload["list"]
 		}, "%.2f", false},
 	)
+}
+
+// rss is the controller's peak RSS of the runs that measured it as the
+// child's own (own) or by rusage (!own), NaN (left out) for the others.
+func rss(own bool) func(*Result) float64 {
+	return func(r *Result) float64 {
+		if r.Usage.MaxRSSOwn != own {
+			return math.NaN()
+		}
+		return r.Usage.MaxRSSMiB
+	}
 }
 
 // lagMeasured is f for runs that measured the kubelet's lag, NaN (left
@@ -240,6 +264,9 @@ func Table(results []*Result, classes []string) string {
 			ms = append(ms, apiServerMetrics()...)
 		}
 		for _, mt := range ms {
+			if !anyMeasured(mt.get, m, k) {
+				continue
+			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mt.name, cell(m, mt), cell(k, mt), ratio(m, k, mt))
 		}
 		fmt.Fprintf(&b, "| API requests per workload by verb | %s | %s | |\n", verbs(m), verbs(k))

@@ -138,6 +138,16 @@ func (r *Result) QueueStatusWritesPerWorkload() float64 {
 	return float64(r.Requests.QueueStatusWrites()) / float64(r.Workloads)
 }
 
+// WorkloadWritesPerWorkload is the part of WritesPerWorkload that writes
+// the Workloads themselves and their events: 2.0 at the floor (an
+// admission, and an event saying so).
+func (r *Result) WorkloadWritesPerWorkload() float64 {
+	if r.Workloads == 0 {
+		return 0
+	}
+	return float64(r.Requests.WorkloadWrites()) / float64(r.Workloads)
+}
+
 // apiSampleInterval is how often a run scrapes the API server's metrics:
 // the window of the peak write rate.
 const apiSampleInterval = 5 * time.Second

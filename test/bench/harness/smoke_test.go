@@ -96,8 +96,8 @@ func TestSmokeCompare(t *testing.T) {
 		if r.Target == "kueue" && !strings.HasPrefix(r.Build, "kueue v") {
 			t.Errorf("kueue: build %q, want Kueue's module version", r.Build)
 		}
-		if r.Usage.CPUSeconds <= 0 || r.Usage.MaxRSSMiB <= 0 {
-			t.Errorf("%s: no rusage of the child: %+v", r.Target, r.Usage)
+		if r.Usage.CPUSeconds <= 0 || r.Usage.MaxRSSMiB <= 0 || !r.Usage.MaxRSSOwn {
+			t.Errorf("%s: no CPU time or own peak RSS of the child: %+v", r.Target, r.Usage)
 		}
 		// The API server's own metrics: every workload was created, so
 		// writes were served and timed (in-flight peaks are sampled and

@@ -36,6 +36,8 @@ type SweepResult struct {
 	// Probe is the probes' time to admission.
 	Probe     Distribution `json:"probe"`
 	MaxRSSMiB float64      `json:"maxRSSMiB"`
+	// MaxRSSOwn: as Usage.MaxRSSOwn.
+	MaxRSSOwn bool `json:"maxRSSOwn,omitempty"`
 }
 
 // SweepParams shape a sweep run.
@@ -142,7 +144,7 @@ func Sweep(ctx context.Context, t Target, depth int, mode, dir string, p SweepPa
 	}
 	stopWatch()
 	usage, err := proc.Stop()
-	res.MaxRSSMiB = usage.MaxRSSMiB
+	res.MaxRSSMiB, res.MaxRSSOwn = usage.MaxRSSMiB, usage.MaxRSSOwn
 	return res, err
 }
 
