@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
@@ -29,18 +30,7 @@ func (r Requests) Writes() int {
 // and Cohort status: they follow the queues and the time (each queue's
 // counts at most once a second), not the workloads.
 func (r Requests) QueueStatusWrites() int {
-	n := 0
-	for key, c := range r.ByResource {
-		verb, resource, _ := strings.Cut(key, " ")
-		if !isWrite(verb) {
-			continue
-		}
-		switch resource {
-		case "clusterqueues/status", "localqueues/status", "cohorts/status":
-			n += c
-		}
-	}
-	return n
+	return r.writesOf("clusterqueues/status", "localqueues/status", "cohorts/status")
 }
 
 // WorkloadWrites is the number of writes of Workloads (object and
@@ -48,14 +38,16 @@ func (r Requests) QueueStatusWrites() int {
 // the queues. Events are counted whole: in a run every event is about a
 // Workload (it has no jobs and its queues are the harness's).
 func (r Requests) WorkloadWrites() int {
+	return r.writesOf("workloads", "workloads/status", "events")
+}
+
+// writesOf is the number of writes of the resources (with their
+// subresource, as "workloads/status").
+func (r Requests) writesOf(resources ...string) int {
 	n := 0
 	for key, c := range r.ByResource {
 		verb, resource, _ := strings.Cut(key, " ")
-		if !isWrite(verb) {
-			continue
-		}
-		switch resource {
-		case "workloads", "workloads/status", "events":
+		if isWrite(verb) && slices.Contains(resources, resource) {
 			n += c
 		}
 	}
