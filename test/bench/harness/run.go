@@ -132,20 +132,22 @@ type Result struct {
 // QueueStatusWritesPerWorkload is the part of WritesPerWorkload that
 // writes queue status.
 func (r *Result) QueueStatusWritesPerWorkload() float64 {
-	if r.Workloads == 0 {
-		return 0
-	}
-	return float64(r.Requests.QueueStatusWrites()) / float64(r.Workloads)
+	return r.perWorkload(r.Requests.QueueStatusWrites())
 }
 
 // WorkloadWritesPerWorkload is the part of WritesPerWorkload that writes
 // the Workloads themselves and their events: 2.0 at the floor (an
 // admission, and an event saying so).
 func (r *Result) WorkloadWritesPerWorkload() float64 {
+	return r.perWorkload(r.Requests.WorkloadWrites())
+}
+
+// perWorkload is n over the run's workloads (0 for a run of none).
+func (r *Result) perWorkload(n int) float64 {
 	if r.Workloads == 0 {
 		return 0
 	}
-	return float64(r.Requests.WorkloadWrites()) / float64(r.Workloads)
+	return float64(n) / float64(r.Workloads)
 }
 
 // apiSampleInterval is how often a run scrapes the API server's metrics:
