@@ -164,6 +164,54 @@ func TestPreemptorBehindJustAdmittedWorkloadsWaitsForThemToFinish(t *testing.T) 
 	}
 }
 
+// The large-scale mix's eviction pattern, across a cohort: a queue's
+// lower-priority workloads, admitted first, borrow all of another queue's
+// quota; that queue's own higher-priority workload arrives just after and
+// takes back what it lent. As in its own queue, it evicts none of the
+// borrowers that finish within the preemption delay, and only the most
+// recently admitted of those still running when it ends (reclamation).
+func TestReclaimerBehindJustAdmittedBorrowersWaitsForThemToFinish(t *testing.T) {
+	mk := func(name string, n int64) *core.ClusterQueue {
+		cq := inCohort(coretest.GPUQueue(name, coretest.GPUs("a100", n)), "c")
+		cq.Preemption = core.Preemption{WithinClusterQueue: core.PreemptLowerPriority, ReclaimWithinCohort: core.PreemptAny}
+		return cq
+	}
+	c := cacheWith([]*core.ClusterQueue{mk("lender", 4), mk("borrower", 0)}, "a100")
+	c.cfg.PreemptionDelay = 2 * time.Second
+	for i := range 4 {
+		c.AddOrUpdateWorkload(at(coretest.Admitted(coretest.GPUWorkload(fmt.Sprintf("small%d", i), 0, i, 1, 1), "borrower", "a100"), i))
+	}
+	large := coretest.GPUWorkload("large", 10, 10, 1, 4)
+	s := c.Snapshot()
+	s.SetNow(coretest.Epoch)
+	if d := Schedule(s, map[string][]*core.Workload{"lender": {large}}); len(d[0].Victims) != 0 || !d[0].NeedsPreemption {
+		t.Fatalf("on arrival: %+v", d[0])
+	}
+	large.NeedsPreemptionSince = coretest.Epoch
+	c.DeleteWorkload("ns/small1") // two finish within the delay
+	c.DeleteWorkload("ns/small3")
+	s = c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(2 * time.Second))
+	d := Schedule(s, map[string][]*core.Workload{"lender": {large}})
+	var victims []string
+	for _, v := range d[0].Victims {
+		if v.Reason != InCohortReclamation {
+			t.Errorf("victim %s: reason %s, want %s", v.Workload.Name, v.Reason, InCohortReclamation)
+		}
+		victims = append(victims, v.Workload.Name)
+	}
+	if !slices.Equal(victims, []string{"small2", "small0"}) {
+		t.Fatalf("after the delay: victims %v, want the two still running, the latest admitted first", victims)
+	}
+	c.DeleteWorkload("ns/small0")
+	c.DeleteWorkload("ns/small2")
+	s = c.Snapshot()
+	s.SetNow(coretest.Epoch.Add(2 * time.Second))
+	if d := Schedule(s, map[string][]*core.Workload{"lender": {large}}); d[0].Admission == nil || len(d[0].Victims) != 0 {
+		t.Fatalf("all finished within the delay: %+v, want admitted without victims", d[0])
+	}
+}
+
 // The queues remember when a workload first needed preemption, until it
 // changes or leaves.
 func TestQueuesRememberWhenPreemptionWasNeeded(t *testing.T) {
