@@ -220,7 +220,7 @@ func Run(ctx context.Context, spec RunSpec) (*Result, error) {
 	if err := placements.Watch(watchCtx, api.Dynamic, spec.Target, ClassLabel); err != nil {
 		return nil, err
 	}
-	if err := kubelet.Start(watchCtx, 16); err != nil {
+	if err := kubelet.Start(watchCtx, kubeletWorkers); err != nil {
 		return nil, err
 	}
 	var checker *Checker
