@@ -37,12 +37,12 @@ func workloadInformer(dyn dynamic.Interface, t Target, selector string) cache.Sh
 // kubeletWorkers is how many of a run's finishes and evictions the kubelet
 // writes at once. A cluster's kubelets and job controllers finish jobs
 // independently, so the stand-in must not be what holds a finished
-// workload's quota: while a 50,000-workload creation burst keeps the API
-// server's writes at 2-7 s, 16 writers finished a few workloads a second
-// against admissions at up to 140 a second, workloads held quota for
-// 18-121 s past their runtime, and those were what a system preempted
-// (Muster's large-scale parity runs: 8, 38 and 52 evictions with 16, 4 with
-// 256). They never write faster than the API server answers.
+// workload's quota: while a creation burst keeps the API server's writes
+// at seconds each, a small pool finishes a few workloads a second against
+// admissions at a hundred, and the workloads left holding quota past their
+// runtime are what a system then preempts (docs/performance.md,
+// "Large-scale evictions: the kubelet's writers"). More writers never
+// write faster than the API server answers.
 const kubeletWorkers = 256
 
 // Kubelet stands in for the jobs: it finishes an admitted workload
