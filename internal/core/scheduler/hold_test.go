@@ -105,9 +105,7 @@ func TestPreemptionDelay(t *testing.T) {
 	c.cfg.PreemptionDelay = 2 * time.Second
 	c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload("low", 0, 0, 1, 4), "q", "a100"))
 	high := coretest.GPUWorkload("high", 10, 1, 1, 4)
-	s := c.Snapshot()
-	s.SetNow(coretest.Epoch)
-	d := Schedule(s, map[string][]*core.Workload{"q": {high, coretest.GPUWorkload("small", 0, 2, 1, 2)}})
+	d := decideAt(c, coretest.Epoch, map[string][]*core.Workload{"q": {high, coretest.GPUWorkload("small", 0, 2, 1, 2)}})
 	if len(d[0].Victims) != 0 || !d[0].NeedsPreemption || d[0].RetryAfter != 2*time.Second || d[0].Park {
 		t.Fatalf("first attempt: %+v", d[0])
 	}
@@ -115,14 +113,10 @@ func TestPreemptionDelay(t *testing.T) {
 		t.Error("a lower-priority workload took the room held for the preemptor")
 	}
 	high.NeedsPreemptionSince = coretest.Epoch
-	s = c.Snapshot()
-	s.SetNow(coretest.Epoch.Add(time.Second))
-	if d := Schedule(s, map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 0 || d[0].RetryAfter != time.Second {
+	if d := decideAt(c, coretest.Epoch.Add(time.Second), map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 0 || d[0].RetryAfter != time.Second {
 		t.Fatalf("within the delay: %+v", d[0])
 	}
-	s = c.Snapshot()
-	s.SetNow(coretest.Epoch.Add(2 * time.Second))
-	if d := Schedule(s, map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 1 {
+	if d := decideAt(c, coretest.Epoch.Add(2*time.Second), map[string][]*core.Workload{"q": {high}}); len(d[0].Victims) != 1 {
 		t.Fatalf("after the delay it preempts: %+v", d[0])
 	}
 }
@@ -139,27 +133,21 @@ func TestPreemptorBehindJustAdmittedWorkloadsWaitsForThemToFinish(t *testing.T) 
 		c.AddOrUpdateWorkload(coretest.Admitted(coretest.GPUWorkload(fmt.Sprintf("small%d", i), 0, i, 1, 1), "q", "a100"))
 	}
 	large := coretest.GPUWorkload("large", 10, 10, 1, 6)
-	s := c.Snapshot()
-	s.SetNow(coretest.Epoch)
-	if d := Schedule(s, map[string][]*core.Workload{"q": {large}}); len(d[0].Victims) != 0 || !d[0].NeedsPreemption {
+	if d := decideAt(c, coretest.Epoch, map[string][]*core.Workload{"q": {large}}); len(d[0].Victims) != 0 || !d[0].NeedsPreemption {
 		t.Fatalf("on arrival: %+v", d[0])
 	}
 	large.NeedsPreemptionSince = coretest.Epoch
 	for i := range 4 { // four finish within the delay
 		c.DeleteWorkload(fmt.Sprintf("ns/small%d", i))
 	}
-	s = c.Snapshot()
-	s.SetNow(coretest.Epoch.Add(2 * time.Second))
-	d := Schedule(s, map[string][]*core.Workload{"q": {large}})
+	d := decideAt(c, coretest.Epoch.Add(2*time.Second), map[string][]*core.Workload{"q": {large}})
 	if got := len(d[0].Victims); got != 2 {
 		t.Fatalf("after the delay: %d victims, want the 2 still running: %+v", got, d[0])
 	}
 	for i := 4; i < 6; i++ {
 		c.DeleteWorkload(fmt.Sprintf("ns/small%d", i))
 	}
-	s = c.Snapshot()
-	s.SetNow(coretest.Epoch.Add(2 * time.Second))
-	if d := Schedule(s, map[string][]*core.Workload{"q": {large}}); d[0].Admission == nil || len(d[0].Victims) != 0 {
+	if d := decideAt(c, coretest.Epoch.Add(2*time.Second), map[string][]*core.Workload{"q": {large}}); d[0].Admission == nil || len(d[0].Victims) != 0 {
 		t.Fatalf("all finished within the delay: %+v, want admitted without victims", d[0])
 	}
 }
@@ -182,17 +170,13 @@ func TestReclaimerBehindJustAdmittedBorrowersWaitsForThemToFinish(t *testing.T) 
 		c.AddOrUpdateWorkload(at(coretest.Admitted(coretest.GPUWorkload(fmt.Sprintf("small%d", i), 0, i, 1, 1), "borrower", "a100"), i))
 	}
 	large := coretest.GPUWorkload("large", 10, 10, 1, 4)
-	s := c.Snapshot()
-	s.SetNow(coretest.Epoch)
-	if d := Schedule(s, map[string][]*core.Workload{"lender": {large}}); len(d[0].Victims) != 0 || !d[0].NeedsPreemption {
+	if d := decideAt(c, coretest.Epoch, map[string][]*core.Workload{"lender": {large}}); len(d[0].Victims) != 0 || !d[0].NeedsPreemption {
 		t.Fatalf("on arrival: %+v", d[0])
 	}
 	large.NeedsPreemptionSince = coretest.Epoch
 	c.DeleteWorkload("ns/small1") // two finish within the delay
 	c.DeleteWorkload("ns/small3")
-	s = c.Snapshot()
-	s.SetNow(coretest.Epoch.Add(2 * time.Second))
-	d := Schedule(s, map[string][]*core.Workload{"lender": {large}})
+	d := decideAt(c, coretest.Epoch.Add(2*time.Second), map[string][]*core.Workload{"lender": {large}})
 	var victims []string
 	for _, v := range d[0].Victims {
 		if v.Reason != InCohortReclamation {
@@ -205,11 +189,16 @@ func TestReclaimerBehindJustAdmittedBorrowersWaitsForThemToFinish(t *testing.T) 
 	}
 	c.DeleteWorkload("ns/small0")
 	c.DeleteWorkload("ns/small2")
-	s = c.Snapshot()
-	s.SetNow(coretest.Epoch.Add(2 * time.Second))
-	if d := Schedule(s, map[string][]*core.Workload{"lender": {large}}); d[0].Admission == nil || len(d[0].Victims) != 0 {
+	if d := decideAt(c, coretest.Epoch.Add(2*time.Second), map[string][]*core.Workload{"lender": {large}}); d[0].Admission == nil || len(d[0].Victims) != 0 {
 		t.Fatalf("all finished within the delay: %+v, want admitted without victims", d[0])
 	}
+}
+
+// decideAt runs a cycle over heads at now.
+func decideAt(c *testCache, now time.Time, heads map[string][]*core.Workload) []Decision {
+	s := c.Snapshot()
+	s.SetNow(now)
+	return Schedule(s, heads)
 }
 
 // The queues remember when a workload first needed preemption, until it
